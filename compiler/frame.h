@@ -1,0 +1,158 @@
+/* frame.h - frozen grants (frames), the stack of layers, and the lattice.
+ *
+ * A frame is one grant with every path frozen, in canonical form: every
+ * list sorted bytewise and free of duplicates, so two frames that decide
+ * alike because they were written alike compare equal by their IR.
+ *
+ * Dimensions are optional: a frame without an opinion on a dimension
+ * abstains (has_exec false, has_fs false, net GK_TRI_NONE...).
+ *
+ * Ownership: a gk_frame owns everything reachable from it (free with
+ * gk_frame_free). A gk_stack owns its frames. grant_policy owns its stack,
+ * its context copy and its source list.
+ */
+#ifndef GK_FRAME_H
+#define GK_FRAME_H
+
+#include "freeze.h"
+#include "ast.h"
+
+typedef enum gk_tri { GK_TRI_NONE = -1, GK_TRI_FALSE = 0, GK_TRI_TRUE = 1 } gk_tri;
+
+/* An admission entry on a name or file: Allow (all) or Subcommands(subs). */
+typedef struct gk_admit {
+    char *key;        /* name, or lexically frozen absolute file path */
+    bool all;         /* Allow: any argv[1] */
+    gk_strvec subs;   /* Subcommands(S), sorted unique; empty when all */
+    char *origin;     /* "file:line" of the rule that wrote it (reasons) */
+} gk_admit;
+
+/* A keyed entry with the rule that wrote it. */
+typedef struct gk_entry {
+    char *key;
+    char *origin;
+} gk_entry;
+
+typedef struct gk_entries {
+    gk_entry *v;
+    size_t n, cap;
+} gk_entries;
+
+typedef struct gk_admits {
+    gk_admit *v;
+    size_t n, cap;
+} gk_admits;
+
+typedef struct gk_exec_dim {
+    bool has_allow;       /* false: deny-only section (IR "allow": null) */
+    gk_admits names;      /* sorted by key */
+    gk_admits files;      /* sorted by key */
+    gk_entries dirs;      /* allow dirs, no trailing '/', sorted */
+    gk_entries veto_names, veto_files, veto_dirs, veto_match; /* sorted */
+    void **match_code;    /* pcre2_code *, parallel to veto_match */
+} gk_exec_dim;
+
+typedef struct gk_region {
+    gk_fpath p;
+    char *origin;
+} gk_region;
+
+typedef struct gk_regions {
+    gk_region *v;
+    size_t n, cap;
+} gk_regions;
+
+typedef struct gk_fs_dim {
+    bool restricted;      /* false: only deny/readonly rules (IR read/write null) */
+    gk_regions read;      /* readable; includes every writable region */
+    gk_regions write;
+    gk_regions readonly;
+    gk_regions deny;
+} gk_fs_dim;
+
+typedef struct gk_frame {
+    char *name;           /* grant name, or the file's stem when anonymous */
+    char *origin;         /* "file:line" of the grant */
+    bool has_exec;
+    gk_exec_dim exec;
+    bool has_fs;
+    gk_fs_dim fs;
+    gk_tri net;
+    bool has_shell;
+    gk_tri chdir;
+    bool has_editor;
+    gk_tri ed_read, ed_write, ed_tui;
+    bool audit;
+} gk_frame;
+
+typedef struct gk_stack {
+    gk_frame **v;
+    size_t n, cap;
+} gk_stack;
+
+typedef struct gk_policy_source {
+    char *file;           /* as opened (given, or include-resolved) */
+    char sha256[65];
+} gk_policy_source;
+
+struct grant_policy {
+    grant_context *ctx;   /* owned copy */
+    gk_stack stack;
+    gk_policy_source *sources;
+    size_t nsources;
+};
+
+/* ---- frames ------------------------------------------------------------ */
+GK_HIDDEN gk_frame *gk_frame_new(void);
+GK_HIDDEN void gk_frame_free(gk_frame *f);
+GK_HIDDEN gk_frame *gk_frame_copy(const gk_frame *f);
+/* Sort and deduplicate every list (write implies read; Allow absorbs
+ * Subcommands), compile match patterns. Call after building by hand. */
+GK_HIDDEN void gk_frame_canonicalize(gk_frame *f);
+/* Equality of canonical frames (origins of rules ignored, frame origin and
+ * name included). */
+GK_HIDDEN bool gk_frame_equal(const gk_frame *a, const gk_frame *b);
+
+/* Builders (keep the frame canonical only after gk_frame_canonicalize). */
+GK_HIDDEN void gk_entries_add(gk_entries *e, const char *key, const char *origin);
+GK_HIDDEN void gk_regions_add(gk_regions *r, const gk_fpath *p, const char *origin); /* copies */
+GK_HIDDEN gk_admit *gk_admits_find(const gk_admits *a, const char *key);
+GK_HIDDEN bool gk_entries_has(const gk_entries *e, const char *key);
+
+/* Build the frame of one validated AST: freezes every path (errors go to
+ * diags). Returns NULL when any path failed to freeze. */
+GK_HIDDEN gk_frame *gk_frame_from_ast(const grant_context *ctx, const gk_file_ast *ast,
+                                      grant_diags *diags);
+
+/* ---- lattice ----------------------------------------------------------- */
+GK_HIDDEN void gk_stack_push(gk_stack *s, gk_frame *f);      /* takes f */
+GK_HIDDEN void gk_stack_push_unique(gk_stack *s, gk_frame *f); /* drops equal duplicates */
+GK_HIDDEN void gk_stack_free(gk_stack *s);
+GK_HIDDEN void gk_stack_copy(gk_stack *dst, const gk_stack *src);
+/* meet: a's layers then b's, duplicates removed (exact conjunction). */
+GK_HIDDEN void gk_stack_meet(gk_stack *dst, const gk_stack *a, const gk_stack *b);
+/* join of two frames (extend): see lattice.c for the rule. Sound: never
+ * admits what both deny. *lossy (may be NULL) is set when an entry of one
+ * side had to be kept although the other side grants part of what it covers,
+ * i.e. when the result admits less than the union. */
+GK_HIDDEN gk_frame *gk_frame_join(const gk_frame *a, const gk_frame *b, bool *lossy);
+
+/* ---- decisions on resolved queries (a minimal fold; the gate refines) --- */
+GK_HIDDEN bool gk_decide_fs(const gk_stack *s, grant_op op, const char *real_path);
+GK_HIDDEN bool gk_decide_exec(const gk_stack *s, const grant_exec_query *q);
+GK_HIDDEN gk_tri gk_decide_gate(const gk_stack *s, const char *gate); /* NONE: unknown gate */
+/* One layer's opinion: 1 allows, 0 denies, -1 abstains. */
+GK_HIDDEN int gk_frame_decide_fs(const gk_frame *f, grant_op op, const char *real_path);
+GK_HIDDEN int gk_frame_decide_exec(const gk_frame *f, const grant_exec_query *q);
+
+/* ---- IR ---------------------------------------------------------------- */
+/* Canonical JSON of a whole policy / one layer (no trailing newline). */
+GK_HIDDEN char *gk_ir_policy(const grant_policy *p, bool pretty, size_t *len);
+GK_HIDDEN char *gk_ir_frame(const gk_frame *f, bool pretty);
+/* Read a compiled IR document. Errors (with line:col) go to diags. */
+GK_HIDDEN grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *diags);
+
+GK_HIDDEN grant_policy *gk_policy_new(const grant_context *ctx);
+GK_HIDDEN void gk_policy_add_source(grant_policy *p, const char *file, const gk_source *src);
+
+#endif

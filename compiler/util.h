@@ -1,0 +1,102 @@
+/* util.h - small allocation, string and vector helpers shared by libgrant.
+ *
+ * Ownership: gk_strvec owns its strings (gk_strvec_free frees them);
+ * gk_buf owns its bytes until gk_buf_steal hands them to the caller.
+ * Allocation failure aborts (as glib does): a policy compiler that ran out
+ * of memory half-way has nothing safe to return.
+ */
+#ifndef GK_UTIL_H
+#define GK_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#define GK_HIDDEN __attribute__((visibility("hidden")))
+
+/* Cleanup attributes in the style of bubblewrap/systemd. */
+#define gk_autofree __attribute__((cleanup(gk_freep)))
+GK_HIDDEN void gk_freep(void *pp);
+static inline void *gk_steal_pointer(void *pp)
+{
+    void **p = (void **)pp;
+    void *v = *p;
+    *p = NULL;
+    return v;
+}
+#define gk_steal(pp) gk_steal_pointer(pp)
+
+GK_HIDDEN void *gk_malloc(size_t n);
+GK_HIDDEN void *gk_calloc(size_t n, size_t size);
+GK_HIDDEN void *gk_realloc(void *p, size_t n);
+GK_HIDDEN char *gk_strdup(const char *s);
+GK_HIDDEN char *gk_strndup(const char *s, size_t n);
+GK_HIDDEN char *gk_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+GK_HIDDEN char *gk_vprintf(const char *fmt, va_list ap);
+GK_HIDDEN bool gk_str_eq(const char *a, const char *b); /* NULL-safe */
+GK_HIDDEN bool gk_has_prefix(const char *s, const char *prefix);
+GK_HIDDEN bool gk_has_suffix(const char *s, const char *suffix);
+/* Bytewise (memcmp order) comparison, the order of the canonical IR. */
+GK_HIDDEN int gk_strcmp_bytes(const char *a, const char *b);
+/* qsort comparator over char* elements, bytewise. */
+GK_HIDDEN int gk_cmp_strp(const void *a, const void *b);
+
+/* Path helpers on absolute, lexically normal paths. */
+/* true iff p == q or p starts with q followed by '/' (q == "/" contains all). */
+GK_HIDDEN bool gk_path_within(const char *p, const char *q);
+GK_HIDDEN const char *gk_basename(const char *p); /* pointer into p */
+/* Parent of an absolute path ("/" for "/a", NULL for "/"). Caller frees. */
+GK_HIDDEN char *gk_path_parent(const char *p);
+GK_HIDDEN char *gk_path_join(const char *dir, const char *name);
+
+/* Damerau-free Levenshtein distance, for "did you mean" hints. */
+GK_HIDDEN size_t gk_edit_distance(const char *a, const char *b);
+/* Nearest candidate within a small distance, or NULL. */
+GK_HIDDEN const char *gk_nearest(const char *word, const char *const *candidates, size_t n);
+
+/* UTF-8 validation: returns true when s[0..len) is valid UTF-8. */
+GK_HIDDEN bool gk_utf8_valid(const char *s, size_t len);
+
+/* A growable vector of owned strings. */
+typedef struct gk_strvec {
+    char **v;
+    size_t n, cap;
+} gk_strvec;
+GK_HIDDEN void gk_strvec_push(gk_strvec *sv, const char *s);      /* copies s */
+GK_HIDDEN void gk_strvec_push_take(gk_strvec *sv, char *s);       /* takes s */
+GK_HIDDEN bool gk_strvec_contains(const gk_strvec *sv, const char *s);
+GK_HIDDEN void gk_strvec_sort_unique(gk_strvec *sv);              /* bytewise */
+GK_HIDDEN void gk_strvec_copy(gk_strvec *dst, const gk_strvec *src);
+GK_HIDDEN void gk_strvec_free(gk_strvec *sv);
+/* Sorted-vector helpers (after gk_strvec_sort_unique). */
+GK_HIDDEN bool gk_strvec_bsearch(const gk_strvec *sv, const char *s);
+
+/* A growable byte buffer, always NUL-terminated. */
+typedef struct gk_buf {
+    char *data;
+    size_t len, cap;
+} gk_buf;
+GK_HIDDEN void gk_buf_add(gk_buf *b, const char *s, size_t n);
+GK_HIDDEN void gk_buf_puts(gk_buf *b, const char *s);
+GK_HIDDEN void gk_buf_putc(gk_buf *b, char c);
+GK_HIDDEN void gk_buf_printf(gk_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+GK_HIDDEN char *gk_buf_steal(gk_buf *b, size_t *len);
+GK_HIDDEN void gk_buf_free(gk_buf *b);
+
+/* Generic growable array: GK_VEC_PUSH(arr, n, cap, value). */
+#define GK_VEC_PUSH(arr, n, cap, value)                                         \
+    do {                                                                        \
+        if ((n) == (cap)) {                                                     \
+            (cap) = (cap) ? (cap) * 2 : 8;                                      \
+            (arr) = gk_realloc((arr), (cap) * sizeof(*(arr)));                  \
+        }                                                                       \
+        (arr)[(n)++] = (value);                                                 \
+    } while (0)
+
+/* Read a whole file. Returns 0 or -errno; *out is NUL-terminated. */
+GK_HIDDEN int gk_read_file(const char *path, char **out, size_t *len);
+/* Write atomically: temp file in the same directory, fsync, rename. */
+GK_HIDDEN int gk_write_file_atomic(const char *path, const char *data, size_t len);
+
+#endif

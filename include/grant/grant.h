@@ -1,0 +1,170 @@
+/* grant/grant.h - libgrant, the grantkit policy engine.
+ *
+ * Conventions (as libseccomp): every function that can fail returns 0 or a
+ * negative errno value (-EINVAL bad argument, -ENOENT missing file, -EPROTO
+ * the input does not compile: details are in the grant_diags you passed).
+ * The library never prints and never exits; only the CLIs print.
+ *
+ * Ownership: an object returned through an out-pointer belongs to the
+ * caller, who frees it with the matching grant_*_free (NULL is accepted).
+ * A char * returned through an out-pointer is malloc'd; free() it.
+ * A const char * returned by an accessor lives as long as its owner object.
+ * Allocation failure aborts the process.
+ */
+#ifndef GRANT_GRANT_H
+#define GRANT_GRANT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GRANT_API __attribute__((visibility("default")))
+
+#define GRANTKIT_IR_VERSION 1
+
+/* ---- diagnostics ------------------------------------------------------ */
+
+typedef struct grant_diags grant_diags;
+
+GRANT_API grant_diags *grant_diags_new(void);
+GRANT_API void grant_diags_free(grant_diags *d);
+GRANT_API size_t grant_diags_count(const grant_diags *d);
+GRANT_API size_t grant_diags_errors(const grant_diags *d);
+/* Diagnostic i in grantkit's one format ("file:line:col: error: ...", the
+ * source line, a caret, a hint). Caller frees. */
+GRANT_API char *grant_diags_render(const grant_diags *d, size_t i);
+/* 0 error, 1 warning, 2 note. */
+GRANT_API int grant_diags_severity(const grant_diags *d, size_t i);
+/* The bare message of diagnostic i (no position). */
+GRANT_API const char *grant_diags_message(const grant_diags *d, size_t i);
+
+/* ---- freeze context --------------------------------------------------- */
+
+typedef struct grant_context grant_context;
+
+typedef enum grant_target {
+    GRANT_TARGET_HOST = 0, /* this machine: paths are canonicalised here */
+    GRANT_TARGET_LINUX,
+    GRANT_TARGET_MACOS,
+    GRANT_TARGET_WINDOWS,
+} grant_target;
+
+typedef enum grant_ctx_key {
+    GRANT_CTX_HOME,
+    GRANT_CTX_USER,
+    GRANT_CTX_CWD,
+    GRANT_CTX_TEMPDIR,
+    GRANT_CTX_PATH,
+} grant_ctx_key;
+
+/* Defaults come from the environment (HOME, USER, the working directory,
+ * TMPDIR, PATH, XDG_*_HOME). */
+GRANT_API int grant_context_new(grant_context **out);
+GRANT_API void grant_context_free(grant_context *ctx);
+GRANT_API int grant_context_set_target(grant_context *ctx, grant_target target);
+/* -EINVAL unless value is absolute (PATH: a ':'-separated list). */
+GRANT_API int grant_context_set(grant_context *ctx, grant_ctx_key key, const char *value);
+/* name is config, data, cache, state or bin. */
+GRANT_API int grant_context_set_xdg(grant_context *ctx, const char *name, const char *dir);
+GRANT_API int grant_context_set_implicit(grant_context *ctx, bool implicit);
+/* Policy search path for includes that do not start with ./ or ../
+ * (default: $GRANTKIT_POLICY_PATH, else the installed policies). */
+GRANT_API int grant_context_set_policy_path(grant_context *ctx, const char *pathlist);
+
+/* ---- compile ---------------------------------------------------------- */
+
+typedef struct grant_policy grant_policy;
+
+/* Compile FILEs (.grant, .yaml/.yml, or compiled .json) into one policy:
+ * the files are meet'd left to right and every `extends` file is joined
+ * into the first. On failure returns -EPROTO (or -errno) and *out is NULL;
+ * every error found is in diags. Warnings may be added on success. */
+GRANT_API int grant_compile(const grant_context *ctx, const char *const *files, size_t nfiles,
+                            const char *const *extends, size_t nextends, grant_diags *diags,
+                            grant_policy **out);
+/* Compile one in-memory text. name is used in diagnostics and to choose the
+ * surface (.yaml/.yml: YAML; .json: IR; otherwise the grant language).
+ * Includes resolve as for a file named name. */
+GRANT_API int grant_compile_buffer(const grant_context *ctx, const char *name, const char *text,
+                                   size_t len, grant_diags *diags, grant_policy **out);
+GRANT_API void grant_policy_free(grant_policy *p);
+GRANT_API size_t grant_policy_layer_count(const grant_policy *p);
+
+#define GRANT_IR_PRETTY 1u
+/* The canonical IR (grant-language.md §7), NUL-terminated. */
+GRANT_API int grant_policy_ir(const grant_policy *p, unsigned flags, char **out, size_t *len);
+
+/* meet: a stack with b's layers after a's (exact conjunction). */
+GRANT_API int grant_policy_meet(const grant_policy *a, const grant_policy *b, grant_policy **out);
+
+/* ---- fmt -------------------------------------------------------------- */
+
+typedef enum grant_surface {
+    GRANT_SURFACE_AUTO = 0, /* from the file name */
+    GRANT_SURFACE_GRANT,
+    GRANT_SURFACE_YAML,
+} grant_surface;
+
+/* Print a grant file in its canonical form, in surface `to` (AUTO: same
+ * surface). Comments of a .grant file are kept when printing grant; YAML
+ * loses comments (a warning is added when converting from YAML loses some).
+ * The text is not compiled (includes are not read), only parsed and
+ * validated. */
+GRANT_API int grant_fmt(const char *name, const char *text, size_t len, grant_surface from,
+                        grant_surface to, grant_diags *diags, char **out, size_t *outlen);
+
+/* ---- decisions (a fold over the whole stack) --------------------------- */
+
+typedef enum grant_op { GRANT_OP_READ, GRANT_OP_WRITE } grant_op;
+
+/* An exec query with its identities already resolved: spelling as written,
+ * the PATH-walked path (NULL if none), the canonical file (NULL if absent).
+ * argv1 is NULL when the command has no first argument. */
+typedef struct grant_exec_query {
+    const char *spelling;
+    const char *walked;
+    const char *canonical;
+    const char *argv1;
+} grant_exec_query;
+
+/* 1 allowed, 0 denied. path must be absolute and canonical. */
+GRANT_API int grant_decide_fs(const grant_policy *p, grant_op op, const char *path);
+GRANT_API int grant_decide_exec(const grant_policy *p, const grant_exec_query *q);
+/* gate is shell.chdir, editor.read, editor.write, editor.tui or net.
+ * Returns 1/0, or -EINVAL for an unknown gate. */
+GRANT_API int grant_decide_gate(const grant_policy *p, const char *gate);
+
+/* ---- compare ---------------------------------------------------------- */
+
+typedef enum grant_order {
+    GRANT_EQUAL,
+    GRANT_NARROWER,   /* a allows a strict subset of what b allows */
+    GRANT_WIDER,
+    GRANT_INCOMPARABLE,
+} grant_order;
+
+typedef struct grant_comparison grant_comparison;
+
+/* Decide the order of a and b over the witness set built from every name,
+ * path, dir and region either mentions (with parents, children, siblings).
+ * Both must have been compiled with the same context. */
+GRANT_API int grant_compare(const grant_policy *a, const grant_policy *b, grant_comparison **out);
+GRANT_API void grant_comparison_free(grant_comparison *c);
+GRANT_API grant_order grant_comparison_order(const grant_comparison *c);
+GRANT_API size_t grant_comparison_witness_count(const grant_comparison *c);
+/* Witness i: kind is "read", "write", "exec", "gate" or "net"; subject the
+ * path, command line or gate; a_allows/b_allows the two decisions. */
+GRANT_API int grant_comparison_witness(const grant_comparison *c, size_t i, const char **kind,
+                                       const char **subject, bool *a_allows, bool *b_allows);
+GRANT_API size_t grant_comparison_queries(const grant_comparison *c); /* witnesses tried */
+
+GRANT_API const char *grant_order_name(grant_order o);
+GRANT_API const char *grant_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,187 @@
+/* testutil.c - helpers shared by the Check suites. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *gk_test_srcdir(void)
+{
+    const char *s = getenv("GK_SRCDIR");
+    return s && *s ? s : "/work/main";
+}
+
+const char *gk_test_builddir(void)
+{
+    const char *s = getenv("GK_BUILDDIR");
+    return s && *s ? s : gk_test_srcdir();
+}
+
+char *gk_test_path(const char *rel)
+{
+    return gk_path_join(gk_test_srcdir(), rel);
+}
+
+char *gk_test_read(const char *path, size_t *len)
+{
+    char *out = NULL;
+    size_t n = 0;
+    if (gk_read_file(path, &out, &n) < 0)
+        return NULL;
+    if (len)
+        *len = n;
+    return out;
+}
+
+static void walk(const char *dir, const char *suffix, gk_strvec *out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *p = gk_path_join(dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            walk(p, suffix, out);
+        else if (gk_has_suffix(e->d_name, suffix))
+            gk_strvec_push(out, p);
+        free(p);
+    }
+    closedir(d);
+}
+
+gk_strvec gk_test_files(const char *dir, const char *suffix)
+{
+    gk_strvec v = {0};
+    walk(dir, suffix, &v);
+    gk_strvec_sort_unique(&v);
+    return v;
+}
+
+grant_context *gk_test_context_linux(void)
+{
+    grant_context *ctx = NULL;
+    ck_assert_int_eq(grant_context_new(&ctx), 0);
+    ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_LINUX), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "/home/u"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_USER, "u"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, "/w"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, "/tmp"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_PATH, "/usr/bin:/bin"), 0);
+    char *pp = gk_test_path("tests/data/policy-path");
+    ck_assert_int_eq(grant_context_set_policy_path(ctx, pp), 0);
+    free(pp);
+    return ctx;
+}
+
+char *gk_test_render_diags(const grant_diags *d)
+{
+    gk_buf b = {0};
+    for (size_t i = 0; i < grant_diags_count(d); i++) {
+        char *r = grant_diags_render(d, i);
+        if (i)
+            gk_buf_putc(&b, '\n');
+        gk_buf_puts(&b, r);
+        free(r);
+    }
+    if (!b.data)
+        return gk_strdup("");
+    return gk_buf_steal(&b, NULL);
+}
+
+int gk_test_run(char *const argv[], const char *stdin_data, char **out, char **err)
+{
+    int in[2], o[2], e[2];
+    if (pipe2(in, O_CLOEXEC) || pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(o[1], 1);
+        dup2(e[1], 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(o[1]);
+    close(e[1]);
+    signal(SIGPIPE, SIG_IGN);
+    size_t inlen = stdin_data ? strlen(stdin_data) : 0, inoff = 0;
+    if (!inlen) {
+        close(in[1]);
+        in[1] = -1;
+    }
+    gk_buf bo = {0}, be = {0};
+    int open_fds = 2;
+    while (open_fds > 0 || in[1] >= 0) {
+        struct pollfd p[3] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}, {in[1], POLLOUT, 0}};
+        if (poll(p, 3, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (p[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+                char buf[4096];
+                ssize_t r = read(p[i].fd, buf, sizeof(buf));
+                if (r > 0) {
+                    gk_buf_add(i == 0 ? &bo : &be, buf, (size_t)r);
+                } else {
+                    close(p[i].fd);
+                    if (i == 0)
+                        o[0] = -1;
+                    else
+                        e[0] = -1;
+                    open_fds--;
+                }
+            }
+        }
+        if (in[1] >= 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            ssize_t w = write(in[1], stdin_data + inoff, inlen - inoff);
+            if (w > 0)
+                inoff += (size_t)w;
+            if (w < 0 || inoff == inlen) {
+                close(in[1]);
+                in[1] = -1;
+            }
+        }
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (!bo.data)
+        gk_buf_puts(&bo, "");
+    if (!be.data)
+        gk_buf_puts(&be, "");
+    if (out)
+        *out = gk_buf_steal(&bo, NULL);
+    else
+        gk_buf_free(&bo);
+    if (err)
+        *err = gk_buf_steal(&be, NULL);
+    else
+        gk_buf_free(&be);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int gk_test_main(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
