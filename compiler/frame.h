@@ -145,6 +145,12 @@ GK_HIDDEN gk_tri gk_decide_gate(const gk_stack *s, const char *gate); /* NONE: u
 GK_HIDDEN int gk_frame_decide_fs(const gk_frame *f, grant_op op, const char *real_path);
 GK_HIDDEN int gk_frame_decide_exec(const gk_frame *f, const grant_exec_query *q);
 
+/* ---- compare (test hook) ---------------------------------------------- */
+/* Witness i's query: kind 0 read, 1 write, 2 exec, 3 gate; *path is the
+ * path, gate or spelling; eq is filled for exec. */
+GK_HIDDEN int gk_comparison_query(const grant_comparison *c, size_t i, int *kind,
+                                  const char **path, grant_exec_query *eq);
+
 /* ---- IR ---------------------------------------------------------------- */
 /* Canonical JSON of a whole policy / one layer (no trailing newline). */
 GK_HIDDEN char *gk_ir_policy(const grant_policy *p, bool pretty, size_t *len);

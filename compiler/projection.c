@@ -1,0 +1,305 @@
+/* projection.c - what the OS backends render, derived from the fold
+ * (grant-language.md §6). Effective regions are the intersection of every
+ * restricting layer's regions; denies and readonly entries unite. */
+#include "projection.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const linux_read[] = {
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache", "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/hosts", "/etc/ssl",
+    "/etc/ca-certificates", "/etc/passwd", "/etc/group", "/etc/alternatives", "/etc/localtime",
+};
+static const char *const linux_devices[] = {"/dev/null", "/dev/zero", "/dev/random",
+                                            "/dev/urandom", "/dev/tty", "/dev/shm"};
+static const char *const macos_read[] = {"/usr", "/bin", "/sbin", "/System", "/Library/Apple",
+                                         "/private/var/db/dyld", "/private/etc", "/dev"};
+static const char *const windows_read[] = {"C:/Windows/System32", "C:/Windows/SysWOW64",
+                                           "C:/Windows/WinSxS", "C:/Windows/Fonts"};
+
+#define N(a) (sizeof(a) / sizeof(*(a)))
+
+void gk_implicit_for(const grant_context *ctx, gk_implicit *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->target = gk_target_name(ctx);
+    if (!ctx->implicit)
+        return;
+    bool host = !gk_target_is_offline(ctx);
+    if (strcmp(out->target, "linux") == 0) {
+        for (size_t i = 0; i < N(linux_read); i++) {
+            struct stat st;
+            /* On the host, only what exists (bwrap binds with -try). */
+            if (!host || lstat(linux_read[i], &st) == 0)
+                gk_strvec_push(&out->read, linux_read[i]);
+        }
+        gk_strvec_push(&out->write, "/tmp");
+        for (size_t i = 0; i < N(linux_devices); i++)
+            gk_strvec_push(&out->devices, linux_devices[i]);
+        out->proc = true;
+    } else if (strcmp(out->target, "macos") == 0) {
+        for (size_t i = 0; i < N(macos_read); i++)
+            gk_strvec_push(&out->read, macos_read[i]);
+        gk_strvec_push(&out->devices, "/dev/null");
+        gk_strvec_push(&out->devices, "/dev/zero");
+        gk_strvec_push(&out->devices, "/dev/tty");
+    } else {
+        for (size_t i = 0; i < N(windows_read); i++)
+            gk_strvec_push(&out->read, windows_read[i]);
+        gk_strvec_push(&out->devices, "NUL");
+    }
+    gk_strvec_sort_unique(&out->read);
+}
+
+/* Keep each candidate region every restricting layer grants, then drop the
+ * ones nested inside another kept one. */
+static void effective(gk_regions *out, const gk_stack *s, bool write)
+{
+    gk_regions cand = {0};
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_frame *f = s->v[i];
+        if (f->has_fs && f->fs.restricted) {
+            const gk_regions *r = write ? &f->fs.write : &f->fs.read;
+            for (size_t k = 0; k < r->n; k++)
+                gk_regions_add(&cand, &r->v[k].p, r->v[k].origin);
+        }
+    }
+    for (size_t c = 0; c < cand.n; c++) {
+        bool all = true;
+        for (size_t i = 0; i < s->n && all; i++) {
+            const gk_frame *f = s->v[i];
+            if (!f->has_fs || !f->fs.restricted)
+                continue;
+            const gk_regions *r = write ? &f->fs.write : &f->fs.read;
+            bool in = false;
+            for (size_t k = 0; k < r->n && !in; k++)
+                in = gk_path_within(cand.v[c].p.real, r->v[k].p.real);
+            all = in;
+        }
+        if (!all)
+            continue;
+        bool nested = false;
+        for (size_t o = 0; o < cand.n && !nested; o++)
+            nested = o != c && gk_path_within(cand.v[c].p.real, cand.v[o].p.real) &&
+                     strcmp(cand.v[c].p.real, cand.v[o].p.real) != 0;
+        /* A nested candidate is dropped only if its container survives. */
+        if (nested) {
+            bool container_kept = false;
+            for (size_t o = 0; o < cand.n && !container_kept; o++) {
+                if (o == c || !gk_path_within(cand.v[c].p.real, cand.v[o].p.real) ||
+                    strcmp(cand.v[c].p.real, cand.v[o].p.real) == 0)
+                    continue;
+                bool ok = true;
+                for (size_t i = 0; i < s->n && ok; i++) {
+                    const gk_frame *f = s->v[i];
+                    if (!f->has_fs || !f->fs.restricted)
+                        continue;
+                    const gk_regions *r = write ? &f->fs.write : &f->fs.read;
+                    bool in = false;
+                    for (size_t k = 0; k < r->n && !in; k++)
+                        in = gk_path_within(cand.v[o].p.real, r->v[k].p.real);
+                    ok = in;
+                }
+                container_kept = ok;
+            }
+            if (container_kept)
+                continue;
+        }
+        gk_regions_add(out, &cand.v[c].p, cand.v[c].origin);
+    }
+    for (size_t c = 0; c < cand.n; c++) {
+        gk_fpath_free(&cand.v[c].p);
+        free(cand.v[c].origin);
+    }
+    free(cand.v);
+}
+
+static void unite(gk_regions *out, const gk_stack *s, bool readonly)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_frame *f = s->v[i];
+        if (!f->has_fs)
+            continue;
+        const gk_regions *r = readonly ? &f->fs.readonly : &f->fs.deny;
+        for (size_t k = 0; k < r->n; k++)
+            gk_regions_add(out, &r->v[k].p, r->v[k].origin);
+    }
+}
+
+static int region_cmp(const void *a, const void *b)
+{
+    return gk_fpath_cmp(&((const gk_region *)a)->p, &((const gk_region *)b)->p);
+}
+
+static void regions_sort_unique(gk_regions *r)
+{
+    if (r->n < 2)
+        return;
+    qsort(r->v, r->n, sizeof(*r->v), region_cmp);
+    size_t w = 1;
+    for (size_t i = 1; i < r->n; i++) {
+        if (gk_fpath_cmp(&r->v[i].p, &r->v[w - 1].p) == 0) {
+            gk_fpath_free(&r->v[i].p);
+            free(r->v[i].origin);
+        } else {
+            r->v[w++] = r->v[i];
+        }
+    }
+    r->n = w;
+}
+
+/* Every proper ancestor of entry e inside writable region w, w included:
+ * renaming any of them would carry the protected entry to a new name. */
+static void pin(gk_strvec *pinned, const char *e, const char *w)
+{
+    if (strcmp(e, w) == 0 || !gk_path_within(e, w))
+        return;
+    char *p = gk_path_parent(e);
+    while (p && gk_path_within(p, w)) {
+        gk_strvec_push(pinned, p);
+        char *up = gk_path_parent(p);
+        bool done = strcmp(p, w) == 0;
+        free(p);
+        p = done ? (free(up), NULL) : up;
+    }
+    free(p);
+}
+
+static void pinned_dirs(gk_projection *pr)
+{
+    const gk_regions *lists[2] = {&pr->deny, &pr->readonly};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            for (size_t w = 0; w < pr->write.n; w++)
+                pin(&pr->pinned, lists[l]->v[i].p.real, pr->write.v[w].p.real);
+    if (!pr->fs_restricted) {
+        /* Unrestricted fs: everything is writable, so pin up to the root. */
+        for (int l = 0; l < 2; l++)
+            for (size_t i = 0; i < lists[l]->n; i++)
+                pin(&pr->pinned, lists[l]->v[i].p.real, "/");
+    }
+    gk_strvec_sort_unique(&pr->pinned);
+}
+
+/* A sample argv[1] the entry admits, so an OS-level admit (which cannot see
+ * arguments) lists what the gate admits for some argument. */
+static const char *sample_argv1(const gk_stack *s, const char *key)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_frame *f = s->v[i];
+        if (!f->has_exec)
+            continue;
+        const gk_admit *a = gk_admits_find(&f->exec.files, key);
+        if (!a)
+            a = gk_admits_find(&f->exec.names, gk_basename(key));
+        if (a && !a->all && a->subs.n)
+            return a->subs.v[0];
+    }
+    return "gk-any";
+}
+
+static void exec_lists(gk_projection *pr, const grant_policy *p)
+{
+    const gk_stack *s = &p->stack;
+    gk_strvec files = {0}, dirs = {0};
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_frame *f = s->v[i];
+        if (!f->has_exec)
+            continue;
+        pr->exec_restricted |= f->exec.has_allow;
+        for (size_t k = 0; k < f->exec.files.n; k++)
+            gk_strvec_push(&files, f->exec.files.v[k].key);
+        for (size_t k = 0; k < f->exec.dirs.n; k++)
+            gk_strvec_push(&dirs, f->exec.dirs.v[k].key);
+        for (size_t k = 0; k < f->exec.veto_files.n; k++)
+            gk_strvec_push(&pr->exec_veto, f->exec.veto_files.v[k].key);
+        for (size_t k = 0; k < f->exec.veto_dirs.n; k++)
+            gk_strvec_push(&pr->exec_veto, f->exec.veto_dirs.v[k].key);
+    }
+    gk_strvec_sort_unique(&files);
+    gk_strvec_sort_unique(&dirs);
+    for (size_t i = 0; i < files.n; i++) {
+        grant_exec_query q = {files.v[i], files.v[i], files.v[i], sample_argv1(s, files.v[i])};
+        if (gk_decide_exec(s, &q))
+            gk_strvec_push(&pr->exec_admit, files.v[i]);
+    }
+    for (size_t i = 0; i < dirs.n; i++) {
+        /* A dir is admitted when a fresh name walked inside it is. */
+        char *probe = gk_path_join(dirs.v[i], "gk-probe");
+        grant_exec_query q = {probe, probe, probe, "gk-any"};
+        if (gk_decide_exec(s, &q))
+            gk_strvec_push(&pr->exec_admit, dirs.v[i]);
+        free(probe);
+    }
+    gk_strvec_sort_unique(&pr->exec_admit);
+    gk_strvec_sort_unique(&pr->exec_veto);
+    if (pr->exec_restricted && pr->fs_restricted) {
+        for (size_t i = 0; i < pr->exec_admit.n; i++)
+            for (size_t w = 0; w < pr->write.n; w++) {
+                /* The overlap of an admitted prefix and a writable region:
+                 * a file written there can then be executed. */
+                const char *a = pr->exec_admit.v[i], *wr = pr->write.v[w].p.real;
+                if (gk_path_within(a, wr))
+                    gk_strvec_push(&pr->deputy, a);
+                else if (gk_path_within(wr, a))
+                    gk_strvec_push(&pr->deputy, wr);
+            }
+        gk_strvec_sort_unique(&pr->deputy);
+    }
+    gk_strvec_free(&files);
+    gk_strvec_free(&dirs);
+}
+
+gk_projection *gk_projection_build(const grant_policy *p)
+{
+    gk_projection *pr = gk_calloc(1, sizeof(*pr));
+    const gk_stack *s = &p->stack;
+    for (size_t i = 0; i < s->n; i++)
+        pr->fs_restricted |= s->v[i]->has_fs && s->v[i]->fs.restricted;
+    if (pr->fs_restricted) {
+        effective(&pr->read, s, false);
+        effective(&pr->write, s, true);
+    }
+    unite(&pr->readonly, s, true);
+    unite(&pr->deny, s, false);
+    regions_sort_unique(&pr->read);
+    regions_sort_unique(&pr->write);
+    regions_sort_unique(&pr->readonly);
+    regions_sort_unique(&pr->deny);
+    pinned_dirs(pr);
+    pr->net = gk_decide_gate(s, "net") == GK_TRI_TRUE;
+    exec_lists(pr, p);
+    pr->has_implicit = p->ctx->implicit;
+    gk_implicit_for(p->ctx, &pr->implicit);
+    return pr;
+}
+
+static void regions_free(gk_regions *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        gk_fpath_free(&r->v[i].p);
+        free(r->v[i].origin);
+    }
+    free(r->v);
+}
+
+void gk_projection_free(gk_projection *pr)
+{
+    if (!pr)
+        return;
+    regions_free(&pr->read);
+    regions_free(&pr->write);
+    regions_free(&pr->readonly);
+    regions_free(&pr->deny);
+    gk_strvec_free(&pr->pinned);
+    gk_strvec_free(&pr->exec_admit);
+    gk_strvec_free(&pr->exec_veto);
+    gk_strvec_free(&pr->deputy);
+    gk_strvec_free(&pr->implicit.read);
+    gk_strvec_free(&pr->implicit.write);
+    gk_strvec_free(&pr->implicit.devices);
+    free(pr);
+}
