@@ -220,6 +220,12 @@ static void collect_exec(exec_material *m, const gk_exec_dim *x)
     }
 }
 
+/* PATH separator of the target (windows: ';', since ':' follows drives). */
+static const char *path_sep(const grant_context *ctx)
+{
+    return ctx->target == GRANT_TARGET_WINDOWS ? ";" : ":";
+}
+
 /* On the host, a bare name walks PATH as the gate will. */
 static char *host_walk(const grant_context *ctx, const char *name)
 {
@@ -264,8 +270,8 @@ static void add_exec_queries(qset *qs, const grant_context *ctx, exec_material *
     gk_strvec_copy(&places, &m->dirs);
     if (ctx->path) {
         char *list = gk_strdup(ctx->path), *save = NULL;
-        for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
-            if (d[0] == '/')
+        const char *sep = path_sep(ctx);
+        for (char *d = strtok_r(list, sep, &save); d; d = strtok_r(NULL, sep, &save))
                 gk_strvec_push(&places, d);
         free(list);
     }

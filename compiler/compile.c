@@ -226,14 +226,17 @@ static unit *load_unit(loader *L, const char *name, const char *text, size_t len
         return NULL;
 
     gk_source *src = gk_source_new(name, text, len);
-    gk_policy_add_source(L->policy, name, src);
+    gk_surface surface = surface_of(name);
+    /* A compiled IR brings the sources it was compiled from instead, so
+     * compiling it again reproduces it byte for byte. */
+    if (surface != GK_SURFACE_JSON)
+        gk_policy_add_source(L->policy, name, src);
     unit *u = gk_calloc(1, sizeof(*u));
     u->key = gk_strdup(key);
     u->ok = true;
 
     gk_strvec_push(&L->chain_keys, key);
     gk_strvec_push(&L->chain_names, name);
-    gk_surface surface = surface_of(name);
     if (surface == GK_SURFACE_JSON) {
         grant_policy *p = gk_ir_read(src, L->ctx, L->diags);
         if (p) {

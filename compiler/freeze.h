@@ -32,6 +32,10 @@ struct grant_context {
 #define GK_CTX_BIT_TARGET (1u << 8)
 #define GK_CTX_BIT_XDG(i) (1u << (9 + (i)))       /* enum gk_xdg */
 #define GK_CTX_BIT_IMPLICIT (1u << 15)
+/* Not a flag: xdg[i] came from XDG_*_HOME in the environment. Like a flag
+ * (GK_CTX_BIT_XDG) it keeps its value when HOME changes later; defaults
+ * (neither bit) follow the new home. Never part of the IR context check. */
+#define GK_CTX_BIT_XDG_ENV(i) (1u << (16 + (i)))
 
 GK_HIDDEN extern const char *const gk_xdg_names[GK_XDG_COUNT]; /* "config", ... */
 
