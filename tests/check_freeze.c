@@ -514,7 +514,6 @@ START_TEST(test_xdg_follows_home)
     ck_assert_str_eq(ctx->xdg[GK_XDG_STATE], "/h3/.local/state");
 
     /* The environment's cache dir is now outside home: refused at use. */
-    ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_LINUX), 0);
     grant_diags *d = grant_diags_new();
     gk_fpath fp = {0};
     ck_assert_int_eq(gk_freeze_path(ctx, "xdg:cache/x", (gk_loc){0}, d, &fp), -1);
@@ -524,6 +523,12 @@ START_TEST(test_xdg_follows_home)
     ck_assert_int_eq(gk_freeze_path(ctx, "xdg:config/x", (gk_loc){0}, d, &fp), 0);
     ck_assert_str_eq(fp.path, "/h3/.config/x");
     gk_fpath_free(&fp);
+    /* A profile for another host does not inherit this host's XDG_*_HOME;
+     * values given with --xdg stay. */
+    ck_assert_int_eq(grant_context_set_xdg(ctx, "state", "/h3/st"), 0);
+    ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_LINUX), 0);
+    ck_assert_str_eq(ctx->xdg[GK_XDG_CACHE], "/h3/.cache");
+    ck_assert_str_eq(ctx->xdg[GK_XDG_STATE], "/h3/st");
     grant_diags_free(d);
     grant_context_free(ctx);
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# build.sh - set up, build and exercise grantkit on a Debian machine.
+#
+#   ./build.sh          install missing build packages (as root), configure,
+#                       build, then compile a bundled policy and print its IR
+#   ./build.sh check    all of the above, then the whole test suite
+#   ./build.sh fuzz     build, then `make fuzz` (libFuzzer targets, clang)
+#   ./build.sh bench    build, then `make bench`
+#
+# Everything happens in the source tree; it is safe to run again (each step
+# is skipped when already done).
+set -euo pipefail
+
+cd "$(dirname "$0")"
+mode=${1:-build}
+case $mode in
+build | check | fuzz | bench) ;;
+-h | --help)
+    sed -n '2,11s/^# \{0,1\}//p' "$0"
+    exit 0
+    ;;
+*)
+    echo "build.sh: unknown mode '$mode' (expected check, fuzz or bench)" >&2
+    exit 2
+    ;;
+esac
+
+say() { printf '==> %s\n' "$*" >&2; }
+
+# ---- 1. Debian packages ------------------------------------------------------
+packages=(build-essential autoconf automake libtool pkg-config flex bison
+    libyaml-dev libpcre2-dev libjansson-dev nettle-dev check libseccomp-dev
+    bubblewrap)
+[ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [ "$status" = installed ] || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ]; then
+        say "installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    else
+        echo "build.sh: missing Debian packages: ${missing[*]}" >&2
+        echo "build.sh: install them with:" >&2
+        echo "  sudo apt-get install -y ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
+# ---- 2. configure and build ---------------------------------------------------
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
+    say "autoreconf"
+    mkdir -p m4 # AC_CONFIG_MACRO_DIRS; git does not keep empty directories
+    autoreconf -fi
+fi
+if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
+    say "configure"
+    ./configure -q --enable-silent-rules
+fi
+say "make"
+make -j"$(nproc)"
+
+# ---- 3. the mode's job --------------------------------------------------------
+# An uninstalled tree finds `include "base/..."` in its own policies/.
+export GRANTKIT_POLICY_PATH="${GRANTKIT_POLICY_PATH:-$PWD/policies}"
+case $mode in
+build)
+    say "./grantc compile --pretty policies/base/reasonable.grant"
+    ./grantc compile --pretty policies/base/reasonable.grant
+    ;;
+check)
+    say "make check"
+    # VERBOSE=1: on failure automake prints the failing tests' logs.
+    make -j"$(nproc)" check VERBOSE=1
+    ;;
+fuzz | bench)
+    say "make $mode"
+    make "$mode"
+    ;;
+esac

@@ -1,0 +1,56 @@
+/* cli_util.h - what grantkit's command-line programs share: messages,
+ * reading input, writing output atomically, tiny JSON printing.
+ *
+ * The programs link only the public libgrant API (grant/grant.h), so these
+ * helpers stand on libc alone.
+ */
+#ifndef GK_CLI_UTIL_H
+#define GK_CLI_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "grant/grant.h"
+
+/* Exit statuses shared by every grantc subcommand (cli.md). */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_DIFFERENT = 1, /* denied, a difference, a --check mismatch */
+    CLI_EXIT_USAGE = 2,     /* usage or input error */
+};
+
+/* Set once from main; prefixes every message ("grantc: ..."). */
+extern const char *cli_progname;
+
+/* "PROG: MESSAGE\n" on stderr, for messages that have no source position. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* As cli_error, then "Try 'PROG --help' for more information." */
+void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print every diagnostic exactly as the library rendered it, on stderr.
+ * Returns the number of errors among them. */
+size_t cli_print_diags(const grant_diags *d);
+
+/* Read a whole file, or standard input when path is "-". Returns 0 or
+ * -errno; *out is NUL-terminated and malloc'd. A NUL byte inside the text
+ * is kept (the library reports it with a position). */
+int cli_read_input(const char *path, char **out, size_t *len);
+
+/* Write data to path atomically: a temporary file in the same directory,
+ * fsync, rename over path, fsync the directory. An existing file keeps its
+ * permission bits; a new one gets 0666 & ~umask. On failure nothing at
+ * path changes and the temporary file is removed. Returns 0 or -errno. */
+int cli_write_atomic(const char *path, const char *data, size_t len);
+
+/* Write all bytes to a stream and flush it; 0 or -errno. */
+int cli_write_stream(FILE *f, const char *data, size_t len);
+
+/* Print s as a JSON string literal (quotes included), escaping only '"',
+ * '\\' and control characters, as the canonical IR does. */
+void cli_json_string(FILE *f, const char *s);
+
+/* true iff the name ends in .yaml or .yml (the library's surface rule). */
+bool cli_is_yaml_name(const char *name);
+
+#endif
