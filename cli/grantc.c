@@ -212,15 +212,8 @@ static int set_xdg(grant_context *ctx, const char *arg)
 static int ctx_option(grant_context *ctx, int opt, const char *arg)
 {
     switch (opt) {
-    case OPT_TARGET: {
-        grant_target t;
-        if (parse_target(arg, &t) < 0) {
-            cli_error("--target: unknown target '%s' (expected host, linux, macos or windows)",
-                      arg);
-            return -1;
-        }
-        return grant_context_set_target(ctx, t) < 0 ? -1 : 0;
-    }
+    case OPT_TARGET:
+        return 0; /* applied before every other option: see new_context */
     case OPT_HOME:
         return set_dir(ctx, GRANT_CTX_HOME, "--home", arg);
     case OPT_CWD:
@@ -254,12 +247,45 @@ static int ctx_option(grant_context *ctx, int opt, const char *arg)
     }
 }
 
-static grant_context *new_context(void)
+/* The target decides what the other values mean (a drive-letter --home is
+ * absolute only for windows; offline targets drop this host's XDG_*_HOME),
+ * so --target is applied first, wherever it stands; the last one wins. */
+static int apply_target(grant_context *ctx, int argc, char **argv)
+{
+    const char *value = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--target") == 0 && i + 1 < argc)
+            value = argv[++i];
+        else if (strncmp(argv[i], "--target=", 9) == 0)
+            value = argv[i] + 9;
+    }
+    if (!value)
+        return 0;
+    grant_target t;
+    if (parse_target(value, &t) < 0) {
+        cli_error("--target: unknown target '%s' (expected host, linux, macos or windows)", value);
+        return -1;
+    }
+    int rc = grant_context_set_target(ctx, t);
+    if (rc < 0) {
+        cli_error("--target %s: %s", value, strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
+
+static grant_context *new_context(int argc, char **argv)
 {
     grant_context *ctx = NULL;
     int rc = grant_context_new(&ctx);
     if (rc < 0) {
         cli_error("cannot set up the freeze context: %s", strerror(-rc));
+        return NULL;
+    }
+    if (apply_target(ctx, argc, argv) < 0) {
+        grant_context_free(ctx);
         return NULL;
     }
     return ctx;
@@ -323,7 +349,7 @@ static int cmd_compile(int argc, char **argv)
         {"extend", required_argument, NULL, OPT_EXTEND},
         {NULL, 0, NULL, 0},
     };
-    grant_context *ctx = new_context();
+    grant_context *ctx = new_context(argc, argv);
     if (!ctx)
         return CLI_EXIT_USAGE;
     char **extends = calloc((size_t)argc, sizeof *extends);
@@ -572,7 +598,7 @@ static int cmd_compare(int argc, char **argv)
         {"format", required_argument, NULL, OPT_FORMAT},
         {NULL, 0, NULL, 0},
     };
-    grant_context *ctx = new_context();
+    grant_context *ctx = new_context(argc, argv);
     if (!ctx)
         return CLI_EXIT_USAGE;
     bool json = false;

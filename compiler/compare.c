@@ -410,13 +410,22 @@ int grant_compare(const grant_policy *a, const grant_policy *b, grant_comparison
 
     grant_comparison *c = gk_calloc(1, sizeof(*c));
     bool a_only = false, b_only = false;
+    const query *last = NULL;
     for (size_t i = 0; i < qs.n; i++) {
         bool da = decide(a, &qs.v[i]), db = decide(b, &qs.v[i]);
-        if (da != db) {
+        /* One witness per subject and direction is enough to show a
+         * difference; the queries are sorted, so repeats are adjacent. */
+        bool repeat = last && last->kind == qs.v[i].kind &&
+                      strcmp(last->subject, qs.v[i].subject) == 0 && c->n &&
+                      c->w[c->n - 1].a == da;
+        if (da != db && !repeat) {
             witness w = {kind_name(qs.v[i].kind), describe(&qs.v[i]), da, db, qs.v[i]};
             qs.v[i].key = NULL; /* ownership moved into the witness */
             qs.v[i].subject = qs.v[i].walked = qs.v[i].canonical = qs.v[i].argv1 = NULL;
             GK_VEC_PUSH(c->w, c->n, c->cap, w);
+            last = &c->w[c->n - 1].q;
+        }
+        if (da != db) {
             a_only |= da;
             b_only |= db;
         }
