@@ -11,30 +11,19 @@
 #include <pcre2.h>
 #include <string.h>
 
-static bool regions_contain(const gk_regions *r, const char *p, bool both_spellings)
-{
-    for (size_t i = 0; i < r->n; i++) {
-        if (gk_path_within(p, r->v[i].p.real))
-            return true;
-        if (both_spellings && gk_path_within(p, r->v[i].p.path))
-            return true;
-    }
-    return false;
-}
-
 int gk_frame_decide_fs(const gk_frame *f, grant_op op, const char *p)
 {
     if (!f->has_fs)
         return -1;
     /* Denies and readonly entries hold on both spellings. */
-    if (regions_contain(&f->fs.deny, p, true))
+    if (gk_regions_contain(&f->fs.deny, p, true))
         return 0;
-    if (op == GRANT_OP_WRITE && regions_contain(&f->fs.readonly, p, true))
+    if (op == GRANT_OP_WRITE && gk_regions_contain(&f->fs.readonly, p, true))
         return 0;
     if (!f->fs.restricted)
         return 1;
     /* Grants match on the canonical spelling only. */
-    return regions_contain(op == GRANT_OP_WRITE ? &f->fs.write : &f->fs.read, p, false);
+    return gk_regions_contain(op == GRANT_OP_WRITE ? &f->fs.write : &f->fs.read, p, false);
 }
 
 bool gk_decide_fs(const gk_stack *s, grant_op op, const char *p)

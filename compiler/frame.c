@@ -123,6 +123,50 @@ void gk_regions_add(gk_regions *r, const gk_fpath *p, const char *origin)
     GK_VEC_PUSH(r->v, r->n, r->cap, x);
 }
 
+/* Index of the first region whose real spelling equals key, or -1. */
+static long regions_find_real(const gk_regions *r, const char *key, size_t len)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *k = r->v[mid].p.real;
+        int c = strncmp(k, key, len);
+        if (c == 0 && k[len] != '\0')
+            c = 1;
+        if (c == 0)
+            return (long)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+bool gk_regions_contain(const gk_regions *r, const char *p, bool both_spellings)
+{
+    if (!r->n)
+        return false;
+    /* Every prefix of p ending at a component boundary, p itself first. */
+    size_t len = strlen(p);
+    for (;;) {
+        if (regions_find_real(r, p, len == 0 ? 1 : len) >= 0)
+            return true;
+        if (len <= 1)
+            break;
+        while (len > 0 && p[len - 1] != '/')
+            len--;
+        if (len > 1)
+            len--; /* drop the '/' too, except for the root */
+    }
+    if (both_spellings)
+        for (size_t i = 0; i < r->n; i++)
+            if (strcmp(r->v[i].p.path, r->v[i].p.real) != 0 &&
+                gk_path_within(p, r->v[i].p.path))
+                return true;
+    return false;
+}
+
 static void admits_add(gk_admits *a, const char *key, bool all, const gk_strvec *subs,
                        const char *origin)
 {

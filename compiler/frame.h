@@ -118,6 +118,11 @@ GK_HIDDEN void gk_entries_add(gk_entries *e, const char *key, const char *origin
 GK_HIDDEN void gk_regions_add(gk_regions *r, const gk_fpath *p, const char *origin); /* copies */
 GK_HIDDEN gk_admit *gk_admits_find(const gk_admits *a, const char *key);
 GK_HIDDEN bool gk_entries_has(const gk_entries *e, const char *key);
+/* Is p within some region of r, matching each region's real spelling (and,
+ * when both_spellings, its surface spelling too)? r must be canonical
+ * (sorted by real): the test looks up each ancestor of p, so it costs
+ * O(depth * log n) rather than a scan. */
+GK_HIDDEN bool gk_regions_contain(const gk_regions *r, const char *p, bool both_spellings);
 
 /* Build the frame of one validated AST: freezes every path (errors go to
  * diags). Returns NULL when any path failed to freeze. */

@@ -54,81 +54,6 @@ void gk_implicit_for(const grant_context *ctx, gk_implicit *out)
     gk_strvec_sort_unique(&out->read);
 }
 
-/* Keep each candidate region every restricting layer grants, then drop the
- * ones nested inside another kept one. */
-static void effective(gk_regions *out, const gk_stack *s, bool write)
-{
-    gk_regions cand = {0};
-    for (size_t i = 0; i < s->n; i++) {
-        const gk_frame *f = s->v[i];
-        if (f->has_fs && f->fs.restricted) {
-            const gk_regions *r = write ? &f->fs.write : &f->fs.read;
-            for (size_t k = 0; k < r->n; k++)
-                gk_regions_add(&cand, &r->v[k].p, r->v[k].origin);
-        }
-    }
-    for (size_t c = 0; c < cand.n; c++) {
-        bool all = true;
-        for (size_t i = 0; i < s->n && all; i++) {
-            const gk_frame *f = s->v[i];
-            if (!f->has_fs || !f->fs.restricted)
-                continue;
-            const gk_regions *r = write ? &f->fs.write : &f->fs.read;
-            bool in = false;
-            for (size_t k = 0; k < r->n && !in; k++)
-                in = gk_path_within(cand.v[c].p.real, r->v[k].p.real);
-            all = in;
-        }
-        if (!all)
-            continue;
-        bool nested = false;
-        for (size_t o = 0; o < cand.n && !nested; o++)
-            nested = o != c && gk_path_within(cand.v[c].p.real, cand.v[o].p.real) &&
-                     strcmp(cand.v[c].p.real, cand.v[o].p.real) != 0;
-        /* A nested candidate is dropped only if its container survives. */
-        if (nested) {
-            bool container_kept = false;
-            for (size_t o = 0; o < cand.n && !container_kept; o++) {
-                if (o == c || !gk_path_within(cand.v[c].p.real, cand.v[o].p.real) ||
-                    strcmp(cand.v[c].p.real, cand.v[o].p.real) == 0)
-                    continue;
-                bool ok = true;
-                for (size_t i = 0; i < s->n && ok; i++) {
-                    const gk_frame *f = s->v[i];
-                    if (!f->has_fs || !f->fs.restricted)
-                        continue;
-                    const gk_regions *r = write ? &f->fs.write : &f->fs.read;
-                    bool in = false;
-                    for (size_t k = 0; k < r->n && !in; k++)
-                        in = gk_path_within(cand.v[o].p.real, r->v[k].p.real);
-                    ok = in;
-                }
-                container_kept = ok;
-            }
-            if (container_kept)
-                continue;
-        }
-        gk_regions_add(out, &cand.v[c].p, cand.v[c].origin);
-    }
-    for (size_t c = 0; c < cand.n; c++) {
-        gk_fpath_free(&cand.v[c].p);
-        free(cand.v[c].origin);
-    }
-    free(cand.v);
-}
-
-static void unite(gk_regions *out, const gk_stack *s, bool readonly)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        const gk_frame *f = s->v[i];
-        if (!f->has_fs)
-            continue;
-        const gk_regions *r = readonly ? &f->fs.readonly : &f->fs.deny;
-        for (size_t k = 0; k < r->n; k++)
-            gk_regions_add(out, &r->v[k].p, r->v[k].origin);
-    }
-}
-
 static int region_cmp(const void *a, const void *b)
 {
     return gk_fpath_cmp(&((const gk_region *)a)->p, &((const gk_region *)b)->p);
@@ -149,6 +74,57 @@ static void regions_sort_unique(gk_regions *r)
         }
     }
     r->n = w;
+}
+
+/* Keep each candidate region every restricting layer grants, then drop the
+ * ones nested inside another kept one: the intersection of unions of
+ * prefixes is the union of the deeper member of each overlapping pair, and
+ * every such member is a candidate. */
+static void effective(gk_regions *out, const gk_stack *s, bool write)
+{
+    gk_regions kept = {0};
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_frame *f = s->v[i];
+        if (!f->has_fs || !f->fs.restricted)
+            continue;
+        const gk_regions *r = write ? &f->fs.write : &f->fs.read;
+        for (size_t k = 0; k < r->n; k++) {
+            bool all = true;
+            for (size_t o = 0; o < s->n && all; o++) {
+                const gk_frame *g = s->v[o];
+                if (o != i && g->has_fs && g->fs.restricted)
+                    all = gk_regions_contain(write ? &g->fs.write : &g->fs.read,
+                                             r->v[k].p.real, false);
+            }
+            if (all)
+                gk_regions_add(&kept, &r->v[k].p, r->v[k].origin);
+        }
+    }
+    regions_sort_unique(&kept);
+    for (size_t c = 0; c < kept.n; c++) {
+        char *parent = gk_path_parent(kept.v[c].p.real);
+        bool nested = parent && gk_regions_contain(&kept, parent, false);
+        free(parent);
+        if (!nested)
+            gk_regions_add(out, &kept.v[c].p, kept.v[c].origin);
+    }
+    for (size_t c = 0; c < kept.n; c++) {
+        gk_fpath_free(&kept.v[c].p);
+        free(kept.v[c].origin);
+    }
+    free(kept.v);
+}
+
+static void unite(gk_regions *out, const gk_stack *s, bool readonly)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_frame *f = s->v[i];
+        if (!f->has_fs)
+            continue;
+        const gk_regions *r = readonly ? &f->fs.readonly : &f->fs.deny;
+        for (size_t k = 0; k < r->n; k++)
+            gk_regions_add(out, &r->v[k].p, r->v[k].origin);
+    }
 }
 
 /* Every proper ancestor of entry e inside writable region w, w included:

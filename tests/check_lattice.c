@@ -2,6 +2,7 @@
  * random frames and queries from a fixed seed, comparing decisions (never
  * bytes). Every law is checked over at least 10,000 random policies. */
 #include "frame.h"
+#include "projection.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -437,6 +438,37 @@ START_TEST(join_keeps_a_veto_the_other_side_does_not_lift)
 }
 END_TEST
 
+
+/* The projection the backends render answers every fs query exactly as
+ * the fold does. */
+START_TEST(projection_agrees_with_the_fold)
+{
+    rng_state = 0x2545F4914F6CDD1DULL;
+    grant_context *ctx = gk_test_context_linux();
+    for (size_t round = 0; round < ROUNDS; round++) {
+        grant_policy *p = gk_policy_new(ctx);
+        rnd_stack(&p->stack);
+        gk_projection *pr = gk_projection_build(p);
+        for (int k = 0; k < QUERIES; k++) {
+            q x;
+            rnd_query(&x);
+            if (x.kind > 1 || strcmp(x.path, "/dev/null") == 0)
+                continue;
+            bool write = x.kind == 1;
+            bool proj = (!pr->fs_restricted ||
+                         gk_regions_contain(write ? &pr->write : &pr->read, x.path, false)) &&
+                        !gk_regions_contain(&pr->deny, x.path, true) &&
+                        !(write && gk_regions_contain(&pr->readonly, x.path, true));
+            if (proj != stack_decide(&p->stack, &x))
+                FAIL_LAW("the projection decides like the fold", &x);
+        }
+        gk_projection_free(pr);
+        grant_policy_free(p);
+    }
+    grant_context_free(ctx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("lattice");
@@ -447,6 +479,7 @@ static Suite *suite(void)
     tcase_add_test(tc, join_laws);
     tcase_add_test(tc, compare_agrees_with_decisions);
     tcase_add_test(tc, join_keeps_a_veto_the_other_side_does_not_lift);
+    tcase_add_test(tc, projection_agrees_with_the_fold);
     suite_add_tcase(s, tc);
     return s;
 }
