@@ -180,7 +180,7 @@ static bool grant_needs_quote(const char *s, wpos pos)
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         uint32_t cp;
         size_t n = utf8_decode(p, &cp);
-        if (cp <= 0x20 || cp == 0x7F || cp == '"' || strchr("{}[];,", (int)cp) ? cp < 0x80 : 0)
+        if (cp < 0x80 && (cp <= 0x20 || cp == 0x7F || cp == '"' || strchr("{}[];,", (int)cp)))
             return true;
         if (invisible_cp(cp))
             return true;
@@ -310,7 +310,8 @@ typedef struct canon {
     xent *x;
     size_t nx, xcap;
     strset xkeys;              /* "kind:verdict:text" -> index into x */
-    char **xkey_store;
+    char **xkey_store;         /* owns the keys of xkeys */
+    size_t nxkeys;
     size_t *rule_home;         /* per exec rule: entry of its first target (or SIZE_MAX) */
     xline *lines;
     size_t nlines, lcap;
@@ -329,8 +330,7 @@ static void canon_build(canon *c, const gk_file_ast *a)
         c->ext_of[i] = strset_add(&c->ext, a->extends[i].text ? a->extends[i].text : "", NULL);
 
     c->rule_home = gk_calloc(a->nexec + 1, sizeof(size_t));
-    c->xkey_store = gk_calloc(1, sizeof(char *));
-    size_t nkeys = 0, kcap = 0;
+    size_t kcap = 0;
     for (size_t r = 0; r < a->nexec; r++) {
         const gk_exec_rule *er = &a->exec[r];
         c->rule_home[r] = SIZE_MAX;
@@ -341,7 +341,7 @@ static void canon_build(canon *c, const gk_file_ast *a)
             bool added;
             size_t idx = strset_add(&c->xkeys, key, &added);
             if (added) {
-                GK_VEC_PUSH(c->xkey_store, nkeys, kcap, key);
+                GK_VEC_PUSH(c->xkey_store, c->nxkeys, kcap, key);
                 xent e = {0};
                 e.kind = tg->kind;
                 e.verdict = er->verdict;
@@ -360,7 +360,6 @@ static void canon_build(canon *c, const gk_file_ast *a)
                 c->rule_home[r] = idx;
         }
     }
-    GK_VEC_PUSH(c->xkey_store, nkeys, kcap, NULL);
 
     /* Lines: plain targets grouped by runs of one verdict; a target with a
      * subcommand list alone; patterns last, one per line. */
@@ -402,7 +401,7 @@ static void canon_free(canon *c)
         strset_free(&c->x[i].subs);
     free(c->x);
     strset_free(&c->xkeys);
-    for (size_t i = 0; c->xkey_store && c->xkey_store[i]; i++)
+    for (size_t i = 0; i < c->nxkeys; i++)
         free(c->xkey_store[i]);
     free(c->xkey_store);
     free(c->rule_home);
@@ -1107,7 +1106,6 @@ char *gk_fmt_yaml(const gk_file_ast *a, size_t *len)
     canon c;
     canon_build(&c, a);
     gk_buf b = {0};
-    gk_buf_puts(&b, "");
 
     if (a->name.text) {
         gk_buf_puts(&b, "grant: ");
