@@ -222,6 +222,20 @@ static void put_grant_word(gk_buf *b, const char *s, wpos pos)
         gk_buf_puts(b, s);
 }
 
+/* Grouped rules wrap before this column, so bundled policies stay readable. */
+#define FMT_WIDTH 100
+
+static const char *verdict_word(gk_verdict v);
+
+static size_t printed_len(const char *s, wpos pos)
+{
+    gk_buf t = {0};
+    put_grant_word(&t, s, pos);
+    size_t n = t.len;
+    gk_buf_free(&t);
+    return n;
+}
+
 /* ---- YAML scalars --------------------------------------------------------- */
 
 static bool yaml_reserved(const char *s)
@@ -361,18 +375,23 @@ static void canon_build(canon *c, const gk_file_ast *a)
         }
     }
 
-    /* Lines: plain targets grouped by runs of one verdict; a target with a
-     * subcommand list alone; patterns last, one per line. */
+    /* Lines: plain targets grouped by runs of one verdict, wrapped into
+     * another rule of the same verdict before FMT_WIDTH columns; a target
+     * with a subcommand list alone; patterns last, one per line. */
     for (int pass = 0; pass < 2; pass++) {
         xline *open = NULL;
         gk_verdict open_v = GK_UNSET;
+        size_t width = 0;
         for (size_t i = 0; i < c->nx; i++) {
             xent *e = &c->x[i];
             bool is_match = e->kind == GK_T_MATCH;
             if (is_match != (pass == 1))
                 continue;
             bool groupable = !is_match && !e->has_sub;
-            if (!(groupable && open && open_v == e->verdict)) {
+            size_t w = 1 + printed_len(e->text, W_TARGET);
+            bool continues = groupable && open && open_v == e->verdict && width + w + 1 <= FMT_WIDTH;
+            width = continues ? width + w : 8 + strlen(verdict_word(e->verdict)) + w;
+            if (!continues) {
                 xline nl = {0};
                 GK_VEC_PUSH(c->lines, c->nlines, c->lcap, nl);
                 open = groupable ? &c->lines[c->nlines - 1] : NULL;
@@ -991,7 +1010,17 @@ char *gk_fmt_grant(const gk_file_ast *a, bool keep_comments, size_t *len)
                 put_leading(&b, pp, SLOT_FSLINE + k, 2);
                 indent(&b, 2);
                 gk_buf_puts(&b, fs_kind_words[k]);
+                size_t width = 8 + strlen(fs_kind_words[k]);
                 for (size_t p = 0; p < c.fs[k].n; p++) {
+                    size_t w = 1 + printed_len(c.fs[k].v[p], W_PATH);
+                    if (p > 0 && width + w + 1 > FMT_WIDTH) {
+                        /* Another rule of the same kind, not a longer line. */
+                        gk_buf_puts(&b, ";\n");
+                        indent(&b, 2);
+                        gk_buf_puts(&b, fs_kind_words[k]);
+                        width = 8 + strlen(fs_kind_words[k]);
+                    }
+                    width += w;
                     gk_buf_putc(&b, ' ');
                     put_grant_word(&b, c.fs[k].v[p], W_PATH);
                 }
