@@ -3,7 +3,8 @@
 #
 #   ./build.sh          install missing build packages (as root), configure,
 #                       build, then compile a bundled policy and print its IR
-#   ./build.sh check    all of the above, then the whole test suite
+#   ./build.sh check    all of the above, then the whole test suite, and the
+#                       front-end and compile suites again under valgrind
 #   ./build.sh fuzz     build, then `make fuzz` (libFuzzer targets, clang)
 #   ./build.sh bench    build, then `make bench`
 #
@@ -30,7 +31,7 @@ say() { printf '==> %s\n' "$*" >&2; }
 # ---- 1. Debian packages ------------------------------------------------------
 packages=(build-essential autoconf automake libtool pkg-config flex bison
     libyaml-dev libpcre2-dev libjansson-dev nettle-dev check libseccomp-dev
-    bubblewrap)
+    bubblewrap valgrind)
 [ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
 
 missing=()
@@ -77,6 +78,8 @@ check)
     say "make check"
     # VERBOSE=1: on failure automake prints the failing tests' logs.
     make -j"$(nproc)" check VERBOSE=1
+    say "make check-valgrind"
+    make check-valgrind
     ;;
 fuzz | bench)
     say "make $mode"
