@@ -160,7 +160,7 @@ static unit *load_child(loader *L, const gk_file_ast *ast, const gk_word *w)
 static void append_layers(gk_stack *dst, const gk_stack *src, size_t count)
 {
     for (size_t i = 0; i < count && i < src->n; i++)
-        gk_stack_push_unique(dst, gk_frame_copy(src->v[i]));
+        gk_stack_push_unique(dst, gk_frame_ref(src->v[i]));
 }
 
 static unit *load_ast_unit(loader *L, unit *u, const gk_file_ast *ast)
@@ -312,7 +312,7 @@ static int compile_units(const grant_context *ctx, const char *const *files, siz
         }
         if (i == 0 && u->has_own) {
             append_layers(&head, &u->layers, u->layers.n - 1);
-            own = gk_frame_copy(u->layers.v[u->layers.n - 1]);
+            own = gk_frame_ref(u->layers.v[u->layers.n - 1]);
         } else {
             append_layers(i == 0 ? &head : &tail, &u->layers, u->layers.n);
         }

@@ -33,6 +33,7 @@ void gk_source_unref(gk_source *s)
         return;
     free(s->name);
     free(s->text);
+    free(s->line_starts);
     free(s);
 }
 
@@ -61,16 +62,38 @@ static unsigned count_codepoints(const char *p, size_t n)
     return c;
 }
 
+/* Every rule's origin asks for its line: a table of line starts, built
+ * once, turns each question into a binary search instead of a scan. */
+static void build_line_table(gk_source *s)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < s->len; i++)
+        n += s->text[i] == '\n';
+    s->line_starts = gk_malloc(n * sizeof(*s->line_starts));
+    s->line_starts[0] = 0;
+    size_t k = 1;
+    for (size_t i = 0; i < s->len; i++)
+        if (s->text[i] == '\n')
+            s->line_starts[k++] = (uint32_t)(i + 1);
+    s->nlines = n;
+}
+
 void gk_source_linecol(const gk_source *s, uint32_t off, unsigned *line, unsigned *col)
 {
     if (off > s->len)
         off = (uint32_t)s->len;
-    unsigned l = 1;
-    for (uint32_t i = 0; i < off; i++)
-        if (s->text[i] == '\n')
-            l++;
-    uint32_t ls = line_start(s, off);
-    *line = l;
+    if (!s->line_starts)
+        build_line_table((gk_source *)s); /* a cache: the text never changes */
+    size_t lo = 0, hi = s->nlines;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->line_starts[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    uint32_t ls = s->line_starts[lo];
+    *line = (unsigned)lo + 1;
     *col = count_codepoints(s->text + ls, off - ls) + 1;
 }
 

@@ -22,6 +22,8 @@ typedef struct gk_source {
     size_t len;
     uint8_t sha256[32];
     int refs;
+    uint32_t *line_starts; /* built on first use: offset of each line */
+    size_t nlines;
 } gk_source;
 
 /* A source range [start, end) in bytes. src NULL means "no position". */

@@ -14,6 +14,13 @@ gk_frame *gk_frame_new(void)
     f->net = GK_TRI_NONE;
     f->chdir = GK_TRI_NONE;
     f->ed_read = f->ed_write = f->ed_tui = GK_TRI_NONE;
+    f->refs = 1;
+    return f;
+}
+
+gk_frame *gk_frame_ref(gk_frame *f)
+{
+    f->refs++;
     return f;
 }
 
@@ -60,7 +67,7 @@ static void match_code_free(gk_exec_dim *x)
 
 void gk_frame_free(gk_frame *f)
 {
-    if (!f)
+    if (!f || --f->refs > 0)
         return;
     free(f->name);
     free(f->origin);

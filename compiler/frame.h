@@ -7,8 +7,10 @@
  * Dimensions are optional: a frame without an opinion on a dimension
  * abstains (has_exec false, has_fs false, net GK_TRI_NONE...).
  *
- * Ownership: a gk_frame owns everything reachable from it (free with
- * gk_frame_free). A gk_stack owns its frames. grant_policy owns its stack,
+ * Ownership: a gk_frame owns everything reachable from it and is reference
+ * counted: gk_frame_ref shares it, gk_frame_free drops one reference. A
+ * frame is never changed after gk_frame_canonicalize, so stacks share
+ * frames. A gk_stack owns one reference on each of its frames. grant_policy owns its stack,
  * its context copy and its source list.
  */
 #ifndef GK_FRAME_H
@@ -83,6 +85,7 @@ typedef struct gk_frame {
     bool has_editor;
     gk_tri ed_read, ed_write, ed_tui;
     bool audit;
+    int refs;             /* frames are immutable once canonical: shared, not copied */
 } gk_frame;
 
 typedef struct gk_stack {
@@ -105,7 +108,8 @@ struct grant_policy {
 /* ---- frames ------------------------------------------------------------ */
 GK_HIDDEN gk_frame *gk_frame_new(void);
 GK_HIDDEN void gk_frame_free(gk_frame *f);
-GK_HIDDEN gk_frame *gk_frame_copy(const gk_frame *f);
+GK_HIDDEN gk_frame *gk_frame_copy(const gk_frame *f);  /* a new, unshared frame */
+GK_HIDDEN gk_frame *gk_frame_ref(gk_frame *f);
 /* Sort and deduplicate every list (write implies read; Allow absorbs
  * Subcommands), compile match patterns. Call after building by hand. */
 GK_HIDDEN void gk_frame_canonicalize(gk_frame *f);

@@ -51,7 +51,7 @@ void gk_stack_free(gk_stack *s)
 void gk_stack_copy(gk_stack *dst, const gk_stack *src)
 {
     for (size_t i = 0; i < src->n; i++)
-        gk_stack_push_unique(dst, gk_frame_copy(src->v[i]));
+        gk_stack_push_unique(dst, gk_frame_ref(src->v[i]));
 }
 
 void gk_stack_meet(gk_stack *dst, const gk_stack *a, const gk_stack *b)
