@@ -47,8 +47,28 @@ static bool pattern_hits(const gk_exec_dim *x, size_t i, const char *base)
     return rc >= 0;
 }
 
+/* Is p strictly inside one of the (sorted) dirs? Each proper ancestor of
+ * p is looked up, rather than every dir scanned. */
 static bool dirs_contain(const gk_entries *dirs, const char *p)
 {
+    if (!dirs->n || p[0] != '/')
+        return false;
+    size_t len = strlen(p);
+    char buf[4096];
+    if (len >= sizeof(buf))
+        goto scan;
+    memcpy(buf, p, len + 1);
+    while (len > 1) {
+        while (len > 0 && buf[len - 1] != '/')
+            len--;
+        if (len > 1)
+            len--; /* the separator, except for the root */
+        buf[len == 0 ? 1 : len] = '\0';
+        if (gk_entries_has(dirs, buf))
+            return true;
+    }
+    return false;
+scan:
     for (size_t i = 0; i < dirs->n; i++)
         if (strcmp(p, dirs->v[i].key) != 0 && gk_path_within(p, dirs->v[i].key))
             return true;

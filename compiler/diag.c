@@ -78,10 +78,9 @@ static void build_line_table(gk_source *s)
     s->nlines = n;
 }
 
-void gk_source_linecol(const gk_source *s, uint32_t off, unsigned *line, unsigned *col)
+/* Index of the line holding off (0-based). */
+static size_t line_index(const gk_source *s, uint32_t off)
 {
-    if (off > s->len)
-        off = (uint32_t)s->len;
     if (!s->line_starts)
         build_line_table((gk_source *)s); /* a cache: the text never changes */
     size_t lo = 0, hi = s->nlines;
@@ -92,8 +91,16 @@ void gk_source_linecol(const gk_source *s, uint32_t off, unsigned *line, unsigne
         else
             hi = mid;
     }
-    uint32_t ls = s->line_starts[lo];
-    *line = (unsigned)lo + 1;
+    return lo;
+}
+
+void gk_source_linecol(const gk_source *s, uint32_t off, unsigned *line, unsigned *col)
+{
+    if (off > s->len)
+        off = (uint32_t)s->len;
+    size_t l = line_index(s, off);
+    uint32_t ls = s->line_starts[l];
+    *line = (unsigned)l + 1;
     *col = count_codepoints(s->text + ls, off - ls) + 1;
 }
 
@@ -101,9 +108,15 @@ char *gk_loc_origin(gk_loc loc)
 {
     if (!loc.src)
         return gk_strdup("?");
-    unsigned line, col;
-    gk_source_linecol(loc.src, loc.start, &line, &col);
-    return gk_printf("%s:%u", loc.src->name, line);
+    uint32_t off = loc.start > loc.src->len ? (uint32_t)loc.src->len : loc.start;
+    /* One per rule: built by hand, printf is a visible share of a compile. */
+    char num[24];
+    size_t n = (size_t)snprintf(num, sizeof(num), ":%zu", line_index(loc.src, off) + 1);
+    size_t len = strlen(loc.src->name);
+    char *o = gk_malloc(len + n + 1);
+    memcpy(o, loc.src->name, len);
+    memcpy(o + len, num, n + 1);
+    return o;
 }
 
 static gk_diag *diag_push(grant_diags *d, gk_severity sev)
