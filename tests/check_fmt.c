@@ -14,6 +14,8 @@
 #include "testutil.h"
 #include "ast.h"
 
+#include <jansson.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,6 +357,63 @@ static void collect(const char *reldir, const char *suffix, gk_strvec *out)
     gk_strvec_free(&v);
 }
 
+
+/* Both surfaces compile alike: the IR of a grant file and of its YAML
+ * conversion (placed beside it, so ./ includes resolve the same) differ
+ * only in "sources" and in the layer origins, which name the file. */
+static json_t *ir_without_file_names(grant_policy *p)
+{
+    char *ir = NULL;
+    ck_assert_int_eq(grant_policy_ir(p, 0, &ir, NULL), 0);
+    json_error_t e;
+    json_t *j = json_loads(ir, 0, &e);
+    ck_assert_ptr_nonnull(j);
+    free(ir);
+    json_object_del(j, "sources");
+    size_t i;
+    json_t *layer;
+    json_array_foreach(json_object_get(j, "layers"), i, layer)
+        json_object_del(layer, "origin");
+    return j;
+}
+
+START_TEST(test_surfaces_compile_alike)
+{
+    const char *path = grants.v[_i];
+    gk_autofree char *text = read_src(path);
+    gk_autofree char *yaml = fmt_yaml_text(rel_name(path), text, GK_SURFACE_GRANT);
+    gk_autofree char *stem = gk_strndup(path, strlen(path) - strlen(".grant"));
+    gk_autofree char *yaml_name = gk_printf("%s.yaml", stem);
+
+    grant_context *ctx = gk_test_context_linux();
+    grant_diags *dg = grant_diags_new(), *dy = grant_diags_new();
+    grant_policy *pg = NULL, *py = NULL;
+    const char *files[1] = {path};
+    int rg = grant_compile(ctx, files, 1, NULL, 0, dg, &pg);
+    int ry = grant_compile_buffer(ctx, yaml_name, yaml, strlen(yaml), dy, &py);
+    /* A file that does not compile (a sample of odd quoting) must fail on
+     * both surfaces. */
+    ck_assert_msg((rg == 0) == (ry == 0), "%s: grant compiles %d, yaml %d", path, rg, ry);
+    if (rg == 0) {
+        json_t *jg = ir_without_file_names(pg), *jy = ir_without_file_names(py);
+        char *sg = json_dumps(jg, JSON_SORT_KEYS | JSON_INDENT(1));
+        char *sy = json_dumps(jy, JSON_SORT_KEYS | JSON_INDENT(1));
+        ck_assert_msg(json_equal(jg, jy), "%s: the surfaces compile differently\n--- grant\n%s\n--- yaml\n%s",
+                      path, sg, sy);
+        free(sg);
+        free(sy);
+        json_decref(jg);
+        json_decref(jy);
+    }
+    grant_policy_free(pg);
+    grant_policy_free(py);
+    grant_diags_free(dg);
+    grant_diags_free(dy);
+    grant_context_free(ctx);
+}
+END_TEST
+
+
 static Suite *fmt_suite(void)
 {
     Suite *s = suite_create("fmt");
@@ -381,6 +440,7 @@ static Suite *fmt_suite(void)
     tcase_add_loop_test(tc, test_round_trip, 0, (int)grants.n);
     tcase_add_loop_test(tc, test_idempotent, 0, (int)grants.n);
     tcase_add_loop_test(tc, test_comments_kept, 0, (int)grants.n);
+    tcase_add_loop_test(tc, test_surfaces_compile_alike, 0, (int)grants.n);
     tcase_add_loop_test(tc, test_yaml_files, 0, (int)yamls.n);
     suite_add_tcase(s, tc);
 
