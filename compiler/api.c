@@ -1,6 +1,6 @@
 /* api.c - the public entry points that are thin wrappers over the
  * compiler's internals (grant/grant.h). */
-#include "frame.h"
+#include "gate.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@ void grant_policy_free(grant_policy *p)
     if (!p)
         return;
     gk_stack_free(&p->stack);
+    gk_gate_index_free(p->gate_index);
     grant_context_free(p->ctx);
     for (size_t i = 0; i < p->nsources; i++)
         free(p->sources[i].file);

@@ -1,29 +1,97 @@
-/* decide.c - the fold of a stack on already-resolved queries
- * (grant-language.md §6). Each layer with an opinion must allow; a layer
- * without one abstains; a query nobody has an opinion on is allowed.
+/* decide.c - one layer's opinion on a resolved query, with the rule that
+ * formed it, and the plain fold of a stack (grant-language.md §6).
  *
- * Resolution of the query itself (canonicalising a path as the kernel
- * would, walking PATH for a command head) happens before these functions:
- * they take the identities as given. */
+ * Each layer with an opinion must allow; a layer without one abstains; a
+ * query nobody has an opinion on is allowed. The gate (gate.c) adds the
+ * implicit grants, the discard device and the policy's own sources, and
+ * resolves queries; these functions take the identities as given. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "frame.h"
 
 #include <pcre2.h>
+#include <stdlib.h>
 #include <string.h>
 
-int gk_frame_decide_fs(const gk_frame *f, grant_op op, const char *p)
+void gk_why_clear(gk_why *w)
+{
+    if (!w)
+        return;
+    free(w->rule);
+    free(w->identity);
+    free(w->hint);
+    memset(w, 0, sizeof(*w));
+}
+
+static void why_set(gk_why *w, const char *origin, char *rule, char *identity)
+{
+    if (!w) {
+        free(rule);
+        free(identity);
+        return;
+    }
+    gk_why_clear(w);
+    w->origin = origin;
+    w->rule = rule;
+    w->identity = identity;
+}
+
+/* The first region of r holding p (real spelling, or either). */
+static const gk_region *region_holding(const gk_regions *r, const char *p, bool both)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (gk_path_within(p, r->v[i].p.real) || (both && gk_path_within(p, r->v[i].p.path)))
+            return &r->v[i];
+    return NULL;
+}
+
+int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool implicit,
+                           gk_why *why)
 {
     if (!f->has_fs)
         return -1;
     /* Denies and readonly entries hold on both spellings. */
-    if (gk_regions_contain(&f->fs.deny, p, true))
+    if (gk_regions_contain(&f->fs.deny, p, true)) {
+        if (why) {
+            const gk_region *r = region_holding(&f->fs.deny, p, true);
+            why_set(why, r->origin, gk_printf("deny %s", r->p.path), gk_strdup(p));
+        }
         return 0;
-    if (op == GRANT_OP_WRITE && gk_regions_contain(&f->fs.readonly, p, true))
+    }
+    if (op == GRANT_OP_WRITE && gk_regions_contain(&f->fs.readonly, p, true)) {
+        if (why) {
+            const gk_region *r = region_holding(&f->fs.readonly, p, true);
+            why_set(why, r->origin, gk_printf("readonly %s", r->p.path), gk_strdup(p));
+        }
         return 0;
-    if (!f->fs.restricted)
+    }
+    if (!f->fs.restricted) {
+        if (why)
+            why_set(why, f->origin, gk_strdup("no deny or readonly entry applies"), gk_strdup(p));
         return 1;
+    }
     /* Grants match on the canonical spelling only. */
-    return gk_regions_contain(op == GRANT_OP_WRITE ? &f->fs.write : &f->fs.read, p, false);
+    const gk_regions *grants = op == GRANT_OP_WRITE ? &f->fs.write : &f->fs.read;
+    if (gk_regions_contain(grants, p, false)) {
+        if (why) {
+            const gk_region *r = region_holding(grants, p, false);
+            why_set(why, r->origin,
+                    gk_printf("%s %s", op == GRANT_OP_WRITE ? "write" : "read", r->p.path),
+                    gk_strdup(p));
+        }
+        return 1;
+    }
+    if (implicit)
+        return 1; /* the gate names the implicit grant */
+    if (why)
+        why_set(why, f->origin,
+                gk_printf("no %s region contains it", op == GRANT_OP_WRITE ? "write" : "read"),
+                gk_strdup(p));
+    return 0;
+}
+
+int gk_frame_decide_fs(const gk_frame *f, grant_op op, const char *p)
+{
+    return gk_frame_decide_fs_why(f, op, p, false, NULL);
 }
 
 bool gk_decide_fs(const gk_stack *s, grant_op op, const char *p)
@@ -47,59 +115,122 @@ static bool pattern_hits(const gk_exec_dim *x, size_t i, const char *base)
     return rc >= 0;
 }
 
-/* Is p strictly inside one of the (sorted) dirs? Each proper ancestor of
- * p is looked up, rather than every dir scanned. */
-static bool dirs_contain(const gk_entries *dirs, const char *p)
+/* The allow or veto dir strictly containing p (sorted dirs: each proper
+ * ancestor of p is looked up rather than every dir scanned), or NULL. */
+static const gk_entry *dir_holding(const gk_entries *dirs, const char *p)
 {
     if (!dirs->n || p[0] != '/')
-        return false;
+        return NULL;
     size_t len = strlen(p);
     char buf[4096];
-    if (len >= sizeof(buf))
-        goto scan;
-    memcpy(buf, p, len + 1);
-    while (len > 1) {
-        while (len > 0 && buf[len - 1] != '/')
-            len--;
-        if (len > 1)
-            len--; /* the separator, except for the root */
-        buf[len == 0 ? 1 : len] = '\0';
-        if (gk_entries_has(dirs, buf))
-            return true;
+    if (len < sizeof(buf)) {
+        memcpy(buf, p, len + 1);
+        while (len > 1) {
+            while (len > 0 && buf[len - 1] != '/')
+                len--;
+            if (len > 1)
+                len--; /* the separator, except for the root */
+            buf[len == 0 ? 1 : len] = '\0';
+            size_t lo = 0, hi = dirs->n;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(dirs->v[mid].key, buf);
+                if (c == 0)
+                    return &dirs->v[mid];
+                if (c < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+        }
+        return NULL;
     }
-    return false;
-scan:
     for (size_t i = 0; i < dirs->n; i++)
         if (strcmp(p, dirs->v[i].key) != 0 && gk_path_within(p, dirs->v[i].key))
-            return true;
-    return false;
+            return &dirs->v[i];
+    return NULL;
+}
+
+static const gk_entry *entry_find(const gk_entries *e, const char *key)
+{
+    size_t lo = 0, hi = e->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(e->v[mid].key, key);
+        if (c == 0)
+            return &e->v[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static const char *const id_names[3] = {"spelling", "walked", "canonical"};
+
+static char *identity_text(int k, const char *id, bool base)
+{
+    if (base)
+        return gk_printf("basename '%s' of %s", gk_basename(id), id);
+    return k == 0 ? gk_printf("spelling '%s'", id) : gk_printf("%s %s", id_names[k], id);
 }
 
 /* Step 1: every veto beats every admission; vetoes read the broad set. */
-static bool vetoed(const gk_exec_dim *x, const char *const ids[3])
+static bool vetoed(const gk_exec_dim *x, const char *const ids[3], gk_why *why)
 {
     for (int k = 0; k < 3; k++) {
         const char *id = ids[k];
         if (!id)
             continue;
         const char *base = gk_basename(id);
-        if (gk_entries_has(&x->veto_names, id) || gk_entries_has(&x->veto_names, base))
+        const gk_entry *e;
+        if ((e = entry_find(&x->veto_names, id))) {
+            why_set(why, e->origin, gk_printf("deny %s", e->key), identity_text(k, id, false));
             return true;
-        if (gk_entries_has(&x->veto_files, id))
+        }
+        if (base != id && (e = entry_find(&x->veto_names, base))) {
+            why_set(why, e->origin, gk_printf("deny %s", e->key), identity_text(k, id, true));
             return true;
+        }
+        if ((e = entry_find(&x->veto_files, id))) {
+            why_set(why, e->origin, gk_printf("deny %s", e->key), identity_text(k, id, false));
+            return true;
+        }
         for (size_t i = 0; i < x->veto_match.n; i++)
-            if (pattern_hits(x, i, base))
+            if (pattern_hits(x, i, base)) {
+                e = &x->veto_match.v[i];
+                why_set(why, e->origin, gk_printf("deny match \"%s\"", e->key),
+                        identity_text(k, id, base != id));
                 return true;
+            }
         /* Veto dirs bind the walked and canonical paths (ids 1 and 2). */
-        if (k > 0 && dirs_contain(&x->veto_dirs, id))
+        if (k > 0 && (e = dir_holding(&x->veto_dirs, id))) {
+            why_set(why, e->origin, gk_printf("deny %s/", strcmp(e->key, "/") ? e->key : ""),
+                    identity_text(k, id, false));
             return true;
+        }
     }
     return false;
 }
 
+static char *subs_text(const gk_strvec *subs)
+{
+    gk_buf b = {0};
+    for (size_t i = 0; i < subs->n; i++) {
+        if (i)
+            gk_buf_putc(&b, ' ');
+        gk_buf_puts(&b, subs->v[i]);
+    }
+    if (!b.data)
+        gk_buf_puts(&b, "");
+    return gk_buf_steal(&b, NULL);
+}
+
 /* Step 2: a Subcommands(S) entry named by any identity or its basename
  * binds argv[1], however the head is admitted. */
-static bool restriction_refuses(const gk_exec_dim *x, const char *const ids[3], const char *argv1)
+static bool restriction_refuses(const gk_exec_dim *x, const char *const ids[3], const char *argv1,
+                                gk_why *why)
 {
     for (int k = 0; k < 3; k++) {
         const char *id = ids[k];
@@ -112,41 +243,87 @@ static bool restriction_refuses(const gk_exec_dim *x, const char *const ids[3], 
             const gk_admit *a = hits[h];
             if (!a || a->all)
                 continue;
-            if (!argv1 || !gk_strvec_bsearch(&a->subs, argv1))
+            if (!argv1 || !gk_strvec_bsearch(&a->subs, argv1)) {
+                if (why) {
+                    gk_autofree char *list = subs_text(&a->subs);
+                    why_set(why, a->origin, gk_printf("allow %s [%s]", a->key, list),
+                            identity_text(k, id, h == 1 && gk_basename(id) != id));
+                    why->hint = argv1 ? gk_printf("allowed subcommands: %s", list)
+                                      : gk_printf("a subcommand is required; allowed: %s", list);
+                }
                 return true;
+            }
         }
     }
     return false;
 }
 
-/* Step 3: admission reads spellings; allow dirs see only the walked path. */
-static bool admitted(const gk_exec_dim *x, const grant_exec_query *q)
+static char *admit_rule(const gk_admit *a)
+{
+    if (a->all)
+        return gk_printf("allow %s", a->key);
+    gk_autofree char *list = subs_text(&a->subs);
+    return gk_printf("allow %s [%s]", a->key, list);
+}
+
+/* Step 3: admission reads spellings; allow dirs see only the walked path;
+ * named entries take precedence over dirs in the reason. */
+static bool admitted(const gk_exec_dim *x, const grant_exec_query *q, gk_why *why)
 {
     const char *s = q->spelling;
-    if (!strchr(s, '/') && gk_admits_find(&x->names, s))
+    const gk_admit *a;
+    if (!strchr(s, '/') && (a = gk_admits_find(&x->names, s))) {
+        if (why)
+            why_set(why, a->origin, admit_rule(a), identity_text(0, s, false));
         return true;
-    if (s[0] == '/' && gk_admits_find(&x->files, s))
+    }
+    if (s[0] == '/' && (a = gk_admits_find(&x->files, s))) {
+        if (why)
+            why_set(why, a->origin, admit_rule(a), identity_text(0, s, false));
         return true;
-    if (q->walked && gk_admits_find(&x->files, q->walked))
+    }
+    if (q->walked && (a = gk_admits_find(&x->files, q->walked))) {
+        if (why)
+            why_set(why, a->origin, admit_rule(a), identity_text(1, q->walked, false));
         return true;
-    if (q->walked && dirs_contain(&x->dirs, q->walked))
+    }
+    const gk_entry *d;
+    if (q->walked && (d = dir_holding(&x->dirs, q->walked))) {
+        if (why)
+            why_set(why, d->origin, gk_printf("allow %s/", strcmp(d->key, "/") ? d->key : ""),
+                    identity_text(1, q->walked, false));
         return true;
+    }
     return false;
 }
 
-int gk_frame_decide_exec(const gk_frame *f, const grant_exec_query *q)
+int gk_frame_decide_exec_why(const gk_frame *f, const grant_exec_query *q, gk_why *why)
 {
     if (!f->has_exec)
         return -1;
     const gk_exec_dim *x = &f->exec;
     const char *ids[3] = {q->spelling, q->walked, q->canonical};
-    if (vetoed(x, ids))
+    if (vetoed(x, ids, why))
         return 0;
-    if (!x->has_allow)
-        return 1; /* a deny-only section vetoes and admits everything else */
-    if (restriction_refuses(x, ids, q->argv1))
+    if (!x->has_allow) {
+        /* A deny-only section vetoes and admits everything else. */
+        if (why)
+            why_set(why, f->origin, gk_strdup("no veto applies"), identity_text(0, q->spelling, false));
+        return 1;
+    }
+    if (restriction_refuses(x, ids, q->argv1, why))
         return 0;
-    return admitted(x, q) ? 1 : 0;
+    if (admitted(x, q, why))
+        return 1;
+    if (why)
+        why_set(why, f->origin, gk_strdup("no allow rule admits it"),
+                identity_text(q->walked ? 1 : 0, q->walked ? q->walked : q->spelling, false));
+    return 0;
+}
+
+int gk_frame_decide_exec(const gk_frame *f, const grant_exec_query *q)
+{
+    return gk_frame_decide_exec_why(f, q, NULL);
 }
 
 bool gk_decide_exec(const gk_stack *s, const grant_exec_query *q)
@@ -157,7 +334,7 @@ bool gk_decide_exec(const gk_stack *s, const grant_exec_query *q)
     return true;
 }
 
-static gk_tri frame_gate(const gk_frame *f, const char *gate)
+gk_tri gk_frame_gate(const gk_frame *f, const char *gate)
 {
     if (strcmp(gate, "net") == 0)
         return f->net;
@@ -172,7 +349,7 @@ static gk_tri frame_gate(const gk_frame *f, const char *gate)
     return GK_TRI_NONE;
 }
 
-static bool gate_known(const char *gate)
+bool gk_gate_known(const char *gate)
 {
     static const char *const gates[] = {"net", "shell.chdir", "editor.read", "editor.write",
                                         "editor.tui"};
@@ -184,10 +361,10 @@ static bool gate_known(const char *gate)
 
 gk_tri gk_decide_gate(const gk_stack *s, const char *gate)
 {
-    if (!gate_known(gate))
+    if (!gk_gate_known(gate))
         return GK_TRI_NONE;
     for (size_t i = 0; i < s->n; i++)
-        if (frame_gate(s->v[i], gate) == GK_TRI_FALSE)
+        if (gk_frame_gate(s->v[i], gate) == GK_TRI_FALSE)
             return GK_TRI_FALSE;
     return GK_TRI_TRUE;
 }

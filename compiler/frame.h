@@ -103,6 +103,7 @@ struct grant_policy {
     gk_stack stack;
     gk_policy_source *sources;
     size_t nsources;
+    void *gate_index;     /* the gate's compiled index, built on first use (gate.c) */
 };
 
 /* ---- frames ------------------------------------------------------------ */
@@ -153,6 +154,23 @@ GK_HIDDEN gk_tri gk_decide_gate(const gk_stack *s, const char *gate); /* NONE: u
 /* One layer's opinion: 1 allows, 0 denies, -1 abstains. */
 GK_HIDDEN int gk_frame_decide_fs(const gk_frame *f, grant_op op, const char *real_path);
 GK_HIDDEN int gk_frame_decide_exec(const gk_frame *f, const grant_exec_query *q);
+
+/* Why a layer decided: the rule's origin (borrowed from the frame), the
+ * rule in grant syntax, the identity that matched, advice (owned). */
+typedef struct gk_why {
+    const char *origin;
+    char *rule;
+    char *identity;
+    char *hint;
+} gk_why;
+GK_HIDDEN void gk_why_clear(gk_why *w);
+/* As above, filling *why (may be NULL). `implicit`: the target's implicit
+ * grants cover the path for op, so lacking a region is no refusal. */
+GK_HIDDEN int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *real_path,
+                                     bool implicit, gk_why *why);
+GK_HIDDEN int gk_frame_decide_exec_why(const gk_frame *f, const grant_exec_query *q, gk_why *why);
+GK_HIDDEN gk_tri gk_frame_gate(const gk_frame *f, const char *gate);
+GK_HIDDEN bool gk_gate_known(const char *gate);
 
 /* ---- compare (test hook) ---------------------------------------------- */
 /* Witness i's query: kind 0 read, 1 write, 2 exec, 3 gate; *path is the

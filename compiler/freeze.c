@@ -584,6 +584,11 @@ static char *resolve_host(const char *lexical)
     return gk_buf_steal(&out, NULL);
 }
 
+char *gk_resolve_host(const char *abs)
+{
+    return abs && abs[0] == '/' ? resolve_host(abs) : NULL;
+}
+
 /* macOS: /tmp, /var and /etc are symlinks into /private; a profile for a
  * Mac must name the /private spelling the kernel checks. The table is the
  * one macOS ships; it is applied without looking at the local disk. */

@@ -67,6 +67,11 @@ GK_HIDDEN int gk_freeze_lexical(const grant_context *ctx, const char *text, gk_l
  * above the root. */
 GK_HIDDEN char *gk_lex_normalize(const char *abs);
 
+/* Resolve an absolute path on this host as the kernel would: each symlink
+ * before a following '..', '..' at the root stays there, the missing tail
+ * appended lexically. NULL on a symlink loop. For queries (the gate). */
+GK_HIDDEN char *gk_resolve_host(const char *abs);
+
 /* Step 3 on its own, for a lexically normal absolute path. */
 GK_HIDDEN char *gk_canonicalize(const grant_context *ctx, const char *lexical);
 

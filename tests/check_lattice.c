@@ -3,6 +3,7 @@
  * bytes). Every law is checked over at least 10,000 random policies. */
 #include "frame.h"
 #include "projection.h"
+#include "gate.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -469,6 +470,53 @@ START_TEST(projection_agrees_with_the_fold)
 }
 END_TEST
 
+
+/* The gate's two paths (indexed answer, explained answer) agree, and on a
+ * policy without implicit grants or sources both equal the plain fold. */
+START_TEST(gate_paths_agree_with_the_fold)
+{
+    rng_state = 0x5851F42D4C957F2DULL;
+    grant_context *ctx = gk_test_context_linux();
+    for (size_t round = 0; round < ROUNDS; round++) {
+        bool implicit = coin(50);
+        grant_context_set_implicit(ctx, implicit);
+        grant_policy *p = gk_policy_new(ctx);
+        rnd_stack(&p->stack);
+        for (int k = 0; k < QUERIES; k++) {
+            q x;
+            rnd_query(&x);
+            grant_verdict v = {0};
+            if (x.kind < 2) {
+                grant_op op = x.kind == 0 ? GRANT_OP_READ : GRANT_OP_WRITE;
+                grant_answer fast = gk_gate_fs(p, op, x.path, NULL);
+                grant_answer slow = gk_gate_fs(p, op, x.path, &v);
+                if (fast != slow)
+                    FAIL_LAW("the indexed and the explained gate agree", &x);
+                ck_assert_ptr_nonnull(v.rule);
+                ck_assert_ptr_nonnull(v.origin);
+                if (!implicit && (fast == GRANT_ALLOWED) != stack_decide(&p->stack, &x))
+                    FAIL_LAW("the gate without implicit grants is the fold", &x);
+                if (implicit && stack_decide(&p->stack, &x) && fast != GRANT_ALLOWED)
+                    FAIL_LAW("implicit grants never take authority away", &x);
+            } else if (x.kind == 2) {
+                grant_answer a = gk_gate_exec(p, &x.e, &v);
+                if ((a == GRANT_ALLOWED) != stack_decide(&p->stack, &x) ||
+                    a != gk_gate_exec(p, &x.e, NULL))
+                    FAIL_LAW("the exec gate is the fold", &x);
+                ck_assert_ptr_nonnull(v.rule);
+            } else {
+                grant_answer a = gk_gate_gate(p, x.path, &v);
+                if ((a == GRANT_ALLOWED) != stack_decide(&p->stack, &x))
+                    FAIL_LAW("the host gates are the fold", &x);
+            }
+            gk_verdict_clear(&v);
+        }
+        grant_policy_free(p);
+    }
+    grant_context_free(ctx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("lattice");
@@ -480,6 +528,7 @@ static Suite *suite(void)
     tcase_add_test(tc, compare_agrees_with_decisions);
     tcase_add_test(tc, join_keeps_a_veto_the_other_side_does_not_lift);
     tcase_add_test(tc, projection_agrees_with_the_fold);
+    tcase_add_test(tc, gate_paths_agree_with_the_fold);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -137,6 +137,97 @@ GRANT_API int grant_decide_exec(const grant_policy *p, const grant_exec_query *q
  * Returns 1/0, or -EINVAL for an unknown gate. */
 GRANT_API int grant_decide_gate(const grant_policy *p, const char *gate);
 
+/* ---- the gate: checks with reasons (grant-language.md §6) ------------- */
+
+/* The gate is the one place authority is decided. Unlike grant_decide_*,
+ * it resolves the query itself, applies the target's implicit grants
+ * (unless the policy was compiled with --no-implicit), the discard device,
+ * and the protection of the policy's own source files (readonly), and
+ * says why. */
+
+typedef struct grant_verdict grant_verdict;
+
+typedef enum grant_answer {
+    GRANT_DENIED = 0,
+    GRANT_ALLOWED = 1,
+    GRANT_NOT_FOUND = 2, /* exec: the policy admits the head, but no file
+                          * exists for it (grantrun: 127). A head the policy
+                          * does not admit is DENIED whether or not it
+                          * exists, so denial never reveals existence. */
+} grant_answer;
+
+/* A relative path is made absolute against cwd (NULL: the policy's context
+ * cwd), then resolved as the kernel would (host target: each symlink
+ * before a following '..'; the missing tail lexically) or, offline,
+ * lexically with the target's alias table. */
+GRANT_API int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const char *cwd,
+                             grant_verdict **out);
+/* The same on a path that is already absolute and canonical: no
+ * resolution, no system call. */
+GRANT_API int grant_check_fs_resolved(const grant_policy *p, grant_op op, const char *canonical,
+                                      grant_verdict **out);
+/* argv[0] is the head: a spelling with '/' is made absolute against cwd and
+ * normalised lexically (the walked path); a bare name is walked along
+ * path_env (NULL: the context PATH) to the first executable regular file,
+ * with no symlink resolved; the canonical file is the walked path with
+ * every symlink resolved. argc may be 0 only if argv is NULL-terminated. */
+GRANT_API int grant_check_exec(const grant_policy *p, const char *const *argv, size_t argc,
+                               const char *path_env, const char *cwd, grant_verdict **out);
+/* The same on identities already resolved (no filesystem access). */
+GRANT_API int grant_check_exec_query(const grant_policy *p, const grant_exec_query *q,
+                                     grant_verdict **out);
+/* gate: shell.chdir, editor.read, editor.write, editor.tui, net. */
+GRANT_API int grant_check_gate(const grant_policy *p, const char *gate, grant_verdict **out);
+
+GRANT_API void grant_verdict_free(grant_verdict *v);
+GRANT_API grant_answer grant_verdict_answer(const grant_verdict *v);
+/* "file:line" of the deciding rule; or "implicit:<target>", "discard",
+ * "policy-source" (a source file of the policy), "no-opinion" (no layer
+ * has an opinion, so the query is allowed). */
+GRANT_API const char *grant_verdict_origin(const grant_verdict *v);
+/* Name of the deciding layer, or NULL when no layer decided. */
+GRANT_API const char *grant_verdict_layer(const grant_verdict *v);
+/* The deciding rule in grant syntax ("deny /home/u/.ssh", "allow git [log
+ * status]", "deny match \"^python\"", "allow /usr/bin/"), or a sentence
+ * when the decision is an absence ("no read or write region contains it",
+ * "no allow rule admits it"). */
+GRANT_API const char *grant_verdict_rule(const grant_verdict *v);
+/* The identity that matched: for exec "spelling 'bash'", "walked
+ * /usr/bin/bash", "canonical /usr/bin/dash", "basename 'bash' of
+ * /usr/bin/bash"; for fs the resolved path. */
+GRANT_API const char *grant_verdict_identity(const grant_verdict *v);
+/* The resolved path (fs), or the canonical file (exec; NULL if none). */
+GRANT_API const char *grant_verdict_path(const grant_verdict *v);
+/* Advice for a person, or NULL ("allowed subcommands: log status"). */
+GRANT_API const char *grant_verdict_hint(const grant_verdict *v);
+/* The verdict as one canonical JSON object (--format json). Caller frees. */
+GRANT_API char *grant_verdict_json(const grant_verdict *v);
+
+/* ---- audit ------------------------------------------------------------ */
+
+typedef struct grant_findings grant_findings;
+
+typedef enum grant_severity {
+    GRANT_SEVERITY_NOTE = 0,
+    GRANT_SEVERITY_WARNING = 1,
+    GRANT_SEVERITY_ERROR = 2,
+} grant_severity;
+
+/* Findings about a compiled policy (cli.md, grantc audit), sorted by file,
+ * line, id. Reads the host only for host-target policies. */
+GRANT_API int grant_audit(const grant_policy *p, grant_findings **out);
+GRANT_API void grant_findings_free(grant_findings *f);
+GRANT_API size_t grant_findings_count(const grant_findings *f);
+/* Finding i: a stable id ("GK001"), a short rule name ("deputy"), the
+ * severity, its location (file may be NULL; line 0 when unknown) and a
+ * message. */
+GRANT_API int grant_finding(const grant_findings *f, size_t i, const char **id, const char **name,
+                            grant_severity *severity, const char **file, unsigned *line,
+                            const char **message);
+/* The findings as JSON (an array) or as a SARIF 2.1.0 log. Caller frees. */
+GRANT_API char *grant_findings_json(const grant_findings *f);
+GRANT_API char *grant_findings_sarif(const grant_findings *f);
+
 /* ---- compare ---------------------------------------------------------- */
 
 typedef enum grant_order {

@@ -1,0 +1,702 @@
+/* gate.c - the one place authority is decided (grant-language.md §6).
+ *
+ * Two paths give one answer:
+ *   - the fast path (no verdict wanted) looks each ancestor of the query up
+ *     once in a hash index of every region of every layer, carrying one bit
+ *     per layer, so a check costs O(depth) lookups whatever the rule count;
+ *   - the explaining path folds the layers one by one (decide.c) to name
+ *     the deciding layer, rule and identity.
+ * The property tests hold the two to the same answers. */
+#include "gate.h"
+#include "projection.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the compiled fs index ------------------------------------------------ */
+
+enum { F_IMPLICIT_READ = 1, F_IMPLICIT_WRITE = 2, F_SOURCE = 4 };
+#define GK_INDEX_MAX_LAYERS 64
+#define GK_MAX_DEPTH 256
+
+typedef struct slot {
+    const char *key; /* NULL: empty */
+    size_t len;
+    uint64_t hash;
+    uint64_t read, write, deny, ro;
+    unsigned flags;
+} slot;
+
+typedef struct gk_gate_index {
+    bool usable;            /* false: more layers than bits, explain-path only */
+    slot *slots;
+    size_t cap, n;
+    uint64_t fs_layers, restricted;
+    gk_strvec owned;        /* keys not owned by a frame: implicit, sources */
+    gk_strvec sources;      /* resolved source files */
+    gk_implicit implicit;
+} gk_gate_index;
+
+static uint64_t fnv_step(uint64_t h, unsigned char c)
+{
+    return (h ^ c) * 1099511628211ULL;
+}
+#define FNV_BASIS 14695981039346656037ULL
+
+static uint64_t fnv(const char *s, size_t n)
+{
+    uint64_t h = FNV_BASIS;
+    for (size_t i = 0; i < n; i++)
+        h = fnv_step(h, (unsigned char)s[i]);
+    return h;
+}
+
+static slot *index_find(const gk_gate_index *ix, const char *key, size_t len, uint64_t h)
+{
+    size_t mask = ix->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        slot *s = &ix->slots[i];
+        if (!s->key)
+            return s;
+        if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0)
+            return s;
+    }
+}
+
+static void index_grow(gk_gate_index *ix)
+{
+    slot *old = ix->slots;
+    size_t oldcap = ix->cap;
+    ix->cap = oldcap ? oldcap * 2 : 64;
+    ix->slots = gk_calloc(ix->cap, sizeof(slot));
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].key)
+            *index_find(ix, old[i].key, old[i].len, old[i].hash) = old[i];
+    free(old);
+}
+
+static slot *index_slot(gk_gate_index *ix, const char *key)
+{
+    if ((ix->n + 1) * 2 > ix->cap)
+        index_grow(ix);
+    size_t len = strlen(key);
+    uint64_t h = fnv(key, len);
+    slot *s = index_find(ix, key, len, h);
+    if (!s->key) {
+        s->key = key;
+        s->len = len;
+        s->hash = h;
+        ix->n++;
+    }
+    return s;
+}
+
+static const char *own(gk_gate_index *ix, char *s)
+{
+    gk_strvec_push_take(&ix->owned, s);
+    return s;
+}
+
+static void index_regions(gk_gate_index *ix, const gk_regions *r, size_t layer, int which,
+                          bool both)
+{
+    uint64_t bit = 1ULL << layer;
+    for (size_t i = 0; i < r->n; i++) {
+        const char *spellings[2] = {r->v[i].p.real, r->v[i].p.path};
+        for (int k = 0; k < (both ? 2 : 1); k++) {
+            slot *s = index_slot(ix, spellings[k]);
+            uint64_t *m = which == 0 ? &s->read : which == 1 ? &s->write : which == 2 ? &s->deny
+                                                                                       : &s->ro;
+            *m |= bit;
+        }
+    }
+}
+
+static char *source_path(const grant_context *ctx, const char *file)
+{
+    gk_autofree char *abs = file[0] == '/' ? gk_strdup(file)
+                                           : gk_path_join(ctx->cwd ? ctx->cwd : "/", file);
+    if (ctx->target == GRANT_TARGET_HOST)
+        return gk_resolve_host(abs);
+    gk_autofree char *lex = gk_lex_normalize(abs);
+    return lex ? gk_canonicalize(ctx, lex) : NULL;
+}
+
+static gk_gate_index *index_build(const grant_policy *p)
+{
+    gk_gate_index *ix = gk_calloc(1, sizeof(*ix));
+    gk_implicit_for(p->ctx, &ix->implicit);
+    ix->usable = p->stack.n <= GK_INDEX_MAX_LAYERS;
+    for (size_t i = 0; i < p->nsources; i++) {
+        char *s = source_path(p->ctx, p->sources[i].file);
+        if (s)
+            gk_strvec_push_take(&ix->sources, s);
+    }
+    if (!ix->usable)
+        return ix;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_frame *f = p->stack.v[l];
+        if (!f->has_fs)
+            continue;
+        ix->fs_layers |= 1ULL << l;
+        if (f->fs.restricted)
+            ix->restricted |= 1ULL << l;
+        index_regions(ix, &f->fs.read, l, 0, false);
+        index_regions(ix, &f->fs.write, l, 1, false);
+        index_regions(ix, &f->fs.deny, l, 2, true);
+        index_regions(ix, &f->fs.readonly, l, 3, true);
+    }
+    const gk_implicit *im = &ix->implicit;
+    for (size_t i = 0; i < im->read.n; i++)
+        index_slot(ix, own(ix, gk_strdup(im->read.v[i])))->flags |= F_IMPLICIT_READ;
+    for (size_t i = 0; i < im->write.n; i++)
+        index_slot(ix, own(ix, gk_strdup(im->write.v[i])))->flags |= F_IMPLICIT_WRITE;
+    for (size_t i = 0; i < im->devices.n; i++)
+        index_slot(ix, own(ix, gk_strdup(im->devices.v[i])))->flags |= F_IMPLICIT_WRITE;
+    if (im->proc)
+        index_slot(ix, own(ix, gk_strdup("/proc")))->flags |= F_IMPLICIT_READ;
+    for (size_t i = 0; i < ix->sources.n; i++)
+        index_slot(ix, own(ix, gk_strdup(ix->sources.v[i])))->flags |= F_SOURCE;
+    return ix;
+}
+
+void gk_gate_index_free(void *index)
+{
+    gk_gate_index *ix = index;
+    if (!ix)
+        return;
+    free(ix->slots);
+    gk_strvec_free(&ix->owned);
+    gk_strvec_free(&ix->sources);
+    gk_strvec_free(&ix->implicit.read);
+    gk_strvec_free(&ix->implicit.write);
+    gk_strvec_free(&ix->implicit.devices);
+    free(ix);
+}
+
+static const gk_gate_index *index_of(const grant_policy *p)
+{
+    /* A cache on a const policy: built once, then only read. */
+    if (!p->gate_index)
+        ((grant_policy *)p)->gate_index = index_build(p);
+    return p->gate_index;
+}
+
+typedef struct masks {
+    uint64_t read, write, deny, ro;
+    unsigned flags;
+    bool ok; /* false: deeper than GK_MAX_DEPTH, use the explaining path */
+} masks;
+
+/* OR together the entries of every ancestor of p ("/", "/a", "/a/b", p). */
+static masks lookup(const gk_gate_index *ix, const char *p)
+{
+    masks m = {0};
+    if (!ix->cap)
+        return (masks){.ok = true};
+    uint64_t h = FNV_BASIS;
+    size_t depth = 0;
+    for (size_t i = 0; p[i]; i++) {
+        h = fnv_step(h, (unsigned char)p[i]);
+        if (i == 0 || p[i + 1] == '/' || p[i + 1] == '\0') {
+            if (p[i] == '/' && i > 0)
+                continue; /* a trailing '/' names the same prefix */
+            if (++depth > GK_MAX_DEPTH)
+                return (masks){0};
+            slot *s = index_find(ix, p, i + 1, h);
+            if (s->key) {
+                m.read |= s->read;
+                m.write |= s->write;
+                m.deny |= s->deny;
+                m.ro |= s->ro;
+                m.flags |= s->flags;
+            }
+        }
+    }
+    m.ok = true;
+    return m;
+}
+
+/* ---- implicit grants --------------------------------------------------- */
+
+static bool within_any(const gk_strvec *v, const char *p)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (gk_path_within(p, v->v[i]))
+            return true;
+    return false;
+}
+
+static const char *implicit_entry(const gk_implicit *im, const char *p, grant_op op, bool *write)
+{
+    const gk_strvec *lists[2] = {&im->write, &im->devices};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            if (gk_path_within(p, lists[l]->v[i])) {
+                *write = true;
+                return lists[l]->v[i];
+            }
+    if (op == GRANT_OP_WRITE)
+        return NULL;
+    *write = false;
+    for (size_t i = 0; i < im->read.n; i++)
+        if (gk_path_within(p, im->read.v[i]))
+            return im->read.v[i];
+    if (im->proc && gk_path_within(p, "/proc"))
+        return "/proc";
+    return NULL;
+}
+
+/* ---- verdicts ------------------------------------------------------------ */
+
+void gk_verdict_clear(grant_verdict *v)
+{
+    if (!v)
+        return;
+    free(v->origin);
+    free(v->layer);
+    free(v->rule);
+    free(v->identity);
+    free(v->path);
+    free(v->hint);
+    memset(v, 0, sizeof(*v));
+}
+
+static void verdict_set(grant_verdict *v, grant_answer a, const char *origin, const char *layer,
+                        char *rule, char *identity, char *hint)
+{
+    gk_verdict_clear(v);
+    v->answer = a;
+    v->origin = gk_strdup(origin);
+    v->layer = gk_strdup(layer);
+    v->rule = rule;
+    v->identity = identity;
+    v->hint = hint;
+}
+
+static void verdict_from_why(grant_verdict *v, grant_answer a, const gk_frame *f, gk_why *why)
+{
+    verdict_set(v, a, why->origin, f->name, gk_steal(&why->rule), gk_steal(&why->identity),
+                gk_steal(&why->hint));
+}
+
+/* ---- fs -------------------------------------------------------------------- */
+
+static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, grant_op op,
+                            const char *path, bool *decided)
+{
+    masks m = lookup(ix, path);
+    *decided = ix->usable && m.ok;
+    if (!*decided)
+        return GRANT_DENIED;
+    if (op == GRANT_OP_WRITE && (m.flags & F_SOURCE))
+        return GRANT_DENIED;
+    if (m.deny & ix->fs_layers)
+        return GRANT_DENIED;
+    if (op == GRANT_OP_WRITE && (m.ro & ix->fs_layers))
+        return GRANT_DENIED;
+    bool implicit = op == GRANT_OP_READ ? (m.flags & (F_IMPLICIT_READ | F_IMPLICIT_WRITE)) != 0
+                                        : (m.flags & F_IMPLICIT_WRITE) != 0;
+    if (!implicit && (ix->restricted & ~(op == GRANT_OP_READ ? m.read : m.write)))
+        return GRANT_DENIED;
+    (void)p;
+    return GRANT_ALLOWED;
+}
+
+static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, grant_op op,
+                               const char *path, grant_verdict *v)
+{
+    if (op == GRANT_OP_WRITE && within_any(&ix->sources, path)) {
+        if (v)
+            verdict_set(v, GRANT_DENIED, "policy-source", NULL,
+                        gk_printf("readonly %s (a source of this policy)", path), gk_strdup(path),
+                        gk_strdup("edit the policy outside the sandbox"));
+        return GRANT_DENIED;
+    }
+    bool im_write = false;
+    const char *im = implicit_entry(&ix->implicit, path, op, &im_write);
+    gk_why why = {0};
+    const gk_frame *last = NULL;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_frame *f = p->stack.v[l];
+        int d = gk_frame_decide_fs_why(f, op, path, im != NULL, v ? &why : NULL);
+        if (d == 0) {
+            if (v)
+                verdict_from_why(v, GRANT_DENIED, f, &why);
+            gk_why_clear(&why);
+            return GRANT_DENIED;
+        }
+        if (d == 1)
+            last = f;
+    }
+    gk_why_clear(&why);
+    if (!v)
+        return GRANT_ALLOWED;
+    if (!last) {
+        verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
+                    gk_strdup(path), NULL);
+        return GRANT_ALLOWED;
+    }
+    /* The last layer with an opinion names its grant, unless only the
+     * implicit grant of the target covers the path there. */
+    if (gk_frame_decide_fs_why(last, op, path, false, &why) == 1) {
+        verdict_from_why(v, GRANT_ALLOWED, last, &why);
+    } else {
+        gk_autofree char *origin = gk_printf("implicit:%s", gk_target_name(p->ctx));
+        verdict_set(v, GRANT_ALLOWED, origin, NULL,
+                    gk_printf("implicit %s %s", im_write ? "write" : "read", im), gk_strdup(path),
+                    NULL);
+    }
+    gk_why_clear(&why);
+    return GRANT_ALLOWED;
+}
+
+grant_answer gk_gate_fs(const grant_policy *p, grant_op op, const char *path, grant_verdict *v)
+{
+    const gk_gate_index *ix = index_of(p);
+    if (strcmp(path, "/dev/null") == 0) {
+        if (v)
+            verdict_set(v, GRANT_ALLOWED, "discard", NULL,
+                        gk_strdup("/dev/null needs no authority"), gk_strdup(path), NULL);
+        return GRANT_ALLOWED;
+    }
+    if (!v) {
+        bool decided;
+        grant_answer a = fs_fast(p, ix, op, path, &decided);
+        if (decided)
+            return a;
+    }
+    grant_answer a = fs_explain(p, ix, op, path, v);
+    if (v && !v->path)
+        v->path = gk_strdup(path);
+    return a;
+}
+
+/* ---- query resolution ---------------------------------------------------- */
+
+/* Lexical normalisation for a query: like the kernel, '..' at the root
+ * stays at the root (a policy author's '..' above '/' is an error; a
+ * query's is not). */
+static char *lex_clamped(const char *abs)
+{
+    gk_buf b = {0};
+    const char *p = abs;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        const char *e = p;
+        while (*e && *e != '/')
+            e++;
+        size_t n = (size_t)(e - p);
+        if (n == 1 && p[0] == '.') {
+        } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+            while (b.len > 0 && b.data[b.len - 1] != '/')
+                b.len--;
+            if (b.len > 0)
+                b.len--;
+            if (b.data)
+                b.data[b.len] = '\0';
+        } else {
+            gk_buf_putc(&b, '/');
+            gk_buf_add(&b, p, n);
+        }
+        p = e;
+    }
+    if (!b.len)
+        gk_buf_puts(&b, "/");
+    return gk_buf_steal(&b, NULL);
+}
+
+char *gk_resolve_query(const grant_context *ctx, const char *path, const char *cwd)
+{
+    if (!path || !*path)
+        return NULL;
+    if (!cwd)
+        cwd = ctx->cwd ? ctx->cwd : "/";
+    gk_autofree char *abs = path[0] == '/' ? gk_strdup(path) : gk_path_join(cwd, path);
+    if (ctx->target == GRANT_TARGET_HOST)
+        return gk_resolve_host(abs);
+    gk_autofree char *lex = lex_clamped(abs);
+    return gk_canonicalize(ctx, lex);
+}
+
+void gk_walk_head(const grant_context *ctx, const char *head, const char *path_env,
+                  const char *cwd, char **walked, char **canonical)
+{
+    *walked = *canonical = NULL;
+    bool host = ctx->target == GRANT_TARGET_HOST;
+    if (!cwd)
+        cwd = ctx->cwd ? ctx->cwd : "/";
+    if (strchr(head, '/')) {
+        gk_autofree char *abs = head[0] == '/' ? gk_strdup(head) : gk_path_join(cwd, head);
+        *walked = lex_clamped(abs);
+    } else {
+        if (!path_env)
+            path_env = ctx->path ? ctx->path : "";
+        char sep = ctx->target == GRANT_TARGET_WINDOWS ? ';' : ':';
+        const char *d = path_env;
+        while (*d && !*walked) {
+            const char *e = strchr(d, sep);
+            size_t n = e ? (size_t)(e - d) : strlen(d);
+            /* Only absolute entries: an empty or relative one would make the
+             * working directory part of PATH. */
+            if (n && (d[0] == '/' || !host)) {
+                gk_autofree char *dir = gk_strndup(d, n);
+                char *cand = gk_path_join(dir, head);
+                struct stat st;
+                /* Offline, nothing can be looked at: the first entry is
+                 * where the name would be found. */
+                if (!host || (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)))
+                    *walked = cand;
+                else
+                    free(cand);
+            }
+            d = e ? e + 1 : d + n;
+        }
+    }
+    if (!*walked)
+        return;
+    if (!host) {
+        *canonical = gk_canonicalize(ctx, *walked);
+        return;
+    }
+    char *c = gk_resolve_host(*walked);
+    struct stat st;
+    if (c && stat(c, &st) == 0)
+        *canonical = c;
+    else
+        free(c);
+}
+
+/* ---- exec ------------------------------------------------------------------ */
+
+grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
+{
+    gk_why why = {0};
+    const gk_frame *last = NULL;
+    gk_why last_why = {0};
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_frame *f = p->stack.v[l];
+        int d = gk_frame_decide_exec_why(f, q, v ? &why : NULL);
+        if (d == 0) {
+            if (v)
+                verdict_from_why(v, GRANT_DENIED, f, &why);
+            gk_why_clear(&why);
+            gk_why_clear(&last_why);
+            return GRANT_DENIED;
+        }
+        if (d == 1) {
+            last = f;
+            if (v) {
+                gk_why_clear(&last_why);
+                last_why = why;
+                memset(&why, 0, sizeof(why));
+            }
+        }
+    }
+    if (v) {
+        if (last) {
+            verdict_from_why(v, GRANT_ALLOWED, last, &last_why);
+        } else {
+            verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
+                        gk_printf("spelling '%s'", q->spelling), NULL);
+        }
+        free(v->path);
+        v->path = gk_strdup(q->canonical);
+    }
+    gk_why_clear(&why);
+    gk_why_clear(&last_why);
+    return GRANT_ALLOWED;
+}
+
+/* ---- host gates ------------------------------------------------------------ */
+
+grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict *v)
+{
+    const gk_frame *last = NULL;
+    const char *word = strchr(gate, '.') ? strchr(gate, '.') + 1 : gate;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_frame *f = p->stack.v[l];
+        gk_tri t = gk_frame_gate(f, gate);
+        if (t == GK_TRI_FALSE) {
+            if (v)
+                verdict_set(v, GRANT_DENIED, f->origin, f->name, gk_printf("%s deny", word),
+                            gk_strdup(gate), NULL);
+            return GRANT_DENIED;
+        }
+        if (t == GK_TRI_TRUE)
+            last = f;
+    }
+    if (v) {
+        if (last)
+            verdict_set(v, GRANT_ALLOWED, last->origin, last->name, gk_printf("%s allow", word),
+                        gk_strdup(gate), NULL);
+        else
+            verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
+                        gk_strdup(gate), NULL);
+    }
+    return GRANT_ALLOWED;
+}
+
+/* ---- public API ------------------------------------------------------------ */
+
+static int new_verdict(grant_verdict **out)
+{
+    if (!out)
+        return -EINVAL;
+    *out = gk_calloc(1, sizeof(grant_verdict));
+    return 0;
+}
+
+int grant_check_fs_resolved(const grant_policy *p, grant_op op, const char *canonical,
+                            grant_verdict **out)
+{
+    if (!p || !canonical || canonical[0] != '/' || (op != GRANT_OP_READ && op != GRANT_OP_WRITE))
+        return -EINVAL;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    gk_gate_fs(p, op, canonical, *out);
+    return 0;
+}
+
+int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const char *cwd,
+                   grant_verdict **out)
+{
+    if (!p || !path || !*path || (op != GRANT_OP_READ && op != GRANT_OP_WRITE) ||
+        (cwd && cwd[0] != '/'))
+        return -EINVAL;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    char *resolved = gk_resolve_query(p->ctx, path, cwd);
+    if (!resolved) {
+        verdict_set(*out, GRANT_DENIED, "resolution", NULL,
+                    gk_strdup("too many levels of symbolic links"), gk_strdup(path), NULL);
+        return 0;
+    }
+    gk_gate_fs(p, op, resolved, *out);
+    free(resolved);
+    return 0;
+}
+
+int grant_check_exec_query(const grant_policy *p, const grant_exec_query *q, grant_verdict **out)
+{
+    if (!p || !q || !q->spelling || !*q->spelling)
+        return -EINVAL;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    gk_gate_exec(p, q, *out);
+    return 0;
+}
+
+int grant_check_exec(const grant_policy *p, const char *const *argv, size_t argc,
+                     const char *path_env, const char *cwd, grant_verdict **out)
+{
+    if (!p || !argv || !argv[0] || !*argv[0] || (cwd && cwd[0] != '/'))
+        return -EINVAL;
+    if (argc == 0)
+        while (argv[argc])
+            argc++;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    char *walked, *canonical;
+    gk_walk_head(p->ctx, argv[0], path_env, cwd, &walked, &canonical);
+    grant_exec_query q = {argv[0], walked, canonical, argc > 1 ? argv[1] : NULL};
+    grant_answer a = gk_gate_exec(p, &q, *out);
+    /* Existence is told only to a head the policy admits. */
+    if (a == GRANT_ALLOWED && !canonical) {
+        (*out)->answer = GRANT_NOT_FOUND;
+        free((*out)->hint);
+        (*out)->hint = walked ? gk_printf("no file at %s", walked)
+                              : gk_printf("'%s' is not on PATH", argv[0]);
+    }
+    free(walked);
+    free(canonical);
+    return 0;
+}
+
+int grant_check_gate(const grant_policy *p, const char *gate, grant_verdict **out)
+{
+    if (!p || !gate || !gk_gate_known(gate))
+        return -EINVAL;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    gk_gate_gate(p, gate, *out);
+    return 0;
+}
+
+void grant_verdict_free(grant_verdict *v)
+{
+    if (!v)
+        return;
+    gk_verdict_clear(v);
+    free(v);
+}
+
+grant_answer grant_verdict_answer(const grant_verdict *v)
+{
+    return v ? v->answer : GRANT_DENIED;
+}
+
+const char *grant_verdict_origin(const grant_verdict *v)
+{
+    return v ? v->origin : NULL;
+}
+
+const char *grant_verdict_layer(const grant_verdict *v)
+{
+    return v ? v->layer : NULL;
+}
+
+const char *grant_verdict_rule(const grant_verdict *v)
+{
+    return v ? v->rule : NULL;
+}
+
+const char *grant_verdict_identity(const grant_verdict *v)
+{
+    return v ? v->identity : NULL;
+}
+
+const char *grant_verdict_path(const grant_verdict *v)
+{
+    return v ? v->path : NULL;
+}
+
+const char *grant_verdict_hint(const grant_verdict *v)
+{
+    return v ? v->hint : NULL;
+}
+
+static json_t *jstr_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+char *grant_verdict_json(const grant_verdict *v)
+{
+    if (!v)
+        return NULL;
+    static const char *const answers[] = {"denied", "allowed", "not-found"};
+    json_t *o = json_object();
+    json_object_set_new(o, "answer", json_string(answers[v->answer]));
+    json_object_set_new(o, "hint", jstr_or_null(v->hint));
+    json_object_set_new(o, "identity", jstr_or_null(v->identity));
+    json_object_set_new(o, "layer", jstr_or_null(v->layer));
+    json_object_set_new(o, "origin", jstr_or_null(v->origin));
+    json_object_set_new(o, "path", jstr_or_null(v->path));
+    json_object_set_new(o, "rule", jstr_or_null(v->rule));
+    char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
