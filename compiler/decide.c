@@ -297,6 +297,12 @@ static bool admitted(const gk_exec_dim *x, const grant_exec_query *q, gk_why *wh
     return false;
 }
 
+bool gk_frame_vetoes(const gk_frame *f, const grant_exec_query *q)
+{
+    const char *ids[3] = {q->spelling, q->walked, q->canonical};
+    return f->has_exec && vetoed(&f->exec, ids, NULL);
+}
+
 int gk_frame_decide_exec_why(const gk_frame *f, const grant_exec_query *q, gk_why *why)
 {
     if (!f->has_exec)

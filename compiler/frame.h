@@ -170,6 +170,8 @@ GK_HIDDEN int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char 
                                      bool implicit, gk_why *why);
 GK_HIDDEN int gk_frame_decide_exec_why(const gk_frame *f, const grant_exec_query *q, gk_why *why);
 GK_HIDDEN gk_tri gk_frame_gate(const gk_frame *f, const char *gate);
+/* Does a veto of f (name, file, dir or pattern) hit any identity of q? */
+GK_HIDDEN bool gk_frame_vetoes(const gk_frame *f, const grant_exec_query *q);
 GK_HIDDEN bool gk_gate_known(const char *gate);
 
 /* ---- compare (test hook) ---------------------------------------------- */

@@ -2,7 +2,9 @@
  * (grant-language.md §6). Effective regions are the intersection of every
  * restricting layer's regions; denies and readonly entries unite. */
 #include "projection.h"
+#include "gate.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -160,56 +162,164 @@ static void pinned_dirs(gk_projection *pr)
     gk_strvec_sort_unique(&pr->pinned);
 }
 
-/* A sample argv[1] the entry admits, so an OS-level admit (which cannot see
- * arguments) lists what the gate admits for some argument. */
-static const char *sample_argv1(const gk_stack *s, const char *key)
+/* Every argv[1] some layer names for key (by name or file), so an OS-level
+ * admit (which cannot see arguments) lists what the gate admits for some
+ * argument; "" stands for any other argument. */
+static void sample_argv1s(const gk_stack *s, const char *key, gk_strvec *out)
 {
+    gk_strvec_push(out, "gk-any");
     for (size_t i = 0; i < s->n; i++) {
         const gk_frame *f = s->v[i];
         if (!f->has_exec)
             continue;
-        const gk_admit *a = gk_admits_find(&f->exec.files, key);
-        if (!a)
-            a = gk_admits_find(&f->exec.names, gk_basename(key));
-        if (a && !a->all && a->subs.n)
-            return a->subs.v[0];
+        const gk_admit *hits[2] = {gk_admits_find(&f->exec.files, key),
+                                   gk_admits_find(&f->exec.names, gk_basename(key))};
+        for (int h = 0; h < 2; h++)
+            if (hits[h])
+                gk_strvec_copy(out, &hits[h]->subs);
     }
-    return "gk-any";
 }
 
+static bool admitted_for_some_argv1(const grant_policy *p, const char *spelling,
+                                    const char *walked, const char *canonical)
+{
+    gk_strvec argv1 = {0};
+    sample_argv1s(&p->stack, walked ? walked : spelling, &argv1);
+    bool ok = false;
+    for (size_t i = 0; i < argv1.n && !ok; i++) {
+        grant_exec_query q = {spelling, walked, canonical, argv1.v[i]};
+        ok = gk_gate_exec(p, &q, NULL) == GRANT_ALLOWED;
+    }
+    gk_strvec_free(&argv1);
+    return ok;
+}
+
+/* Both the walked spelling and the canonical file: Seatbelt matches the
+ * path exec'd, Landlock the file itself. */
+static void push_both(gk_strvec *v, const char *walked, const char *canonical)
+{
+    if (walked)
+        gk_strvec_push(v, walked);
+    if (canonical)
+        gk_strvec_push(v, canonical);
+}
+
+static char *canonical_of(const grant_context *ctx, const char *path)
+{
+    char *w = NULL, *c = NULL;
+    gk_walk_head(ctx, path, NULL, "/", &w, &c);
+    free(w);
+    return c;
+}
+
+/* On the host, every program on PATH that a veto (by pattern, or a name
+ * reached through another spelling) hits is listed, so a backend can mask
+ * the file itself. Offline there is nothing to list. */
+static void veto_matches_on_path(gk_projection *pr, const grant_policy *p)
+{
+    const grant_context *ctx = p->ctx;
+    bool any = false;
+    for (size_t i = 0; i < p->stack.n; i++)
+        any |= p->stack.v[i]->has_exec &&
+               (p->stack.v[i]->exec.veto_match.n > 0 || p->stack.v[i]->exec.veto_names.n > 0);
+    if (!any || ctx->target != GRANT_TARGET_HOST || !ctx->path)
+        return;
+    char *list = gk_strdup(ctx->path), *save = NULL;
+    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/')
+            continue;
+        DIR *dir = opendir(d);
+        if (!dir)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(dir))) {
+            if (e->d_name[0] == '.')
+                continue;
+            char *w = gk_path_join(d, e->d_name);
+            /* Only a link can have another name behind it (rbash -> bash). */
+            char *c = e->d_type == DT_LNK || e->d_type == DT_UNKNOWN ? canonical_of(ctx, w)
+                                                                     : gk_strdup(w);
+            grant_exec_query q = {e->d_name, w, c, NULL};
+            bool hit = false;
+            for (size_t i = 0; i < p->stack.n && !hit; i++)
+                hit = gk_frame_vetoes(p->stack.v[i], &q);
+            if (hit)
+                push_both(&pr->exec_veto, w, c);
+            free(c);
+            free(w);
+        }
+        closedir(dir);
+    }
+    free(list);
+}
+
+/* The exec admit and veto lists, from gate answers (grant-language.md §6):
+ * every nameable command resolved via PATH, every file, every allow dir;
+ * the canonical file of every vetoed name, file and pattern match found on
+ * PATH, and the veto dirs. */
 static void exec_lists(gk_projection *pr, const grant_policy *p)
 {
     const gk_stack *s = &p->stack;
-    gk_strvec files = {0}, dirs = {0};
+    const grant_context *ctx = p->ctx;
+    gk_strvec names = {0}, files = {0}, dirs = {0}, veto_names = {0};
     for (size_t i = 0; i < s->n; i++) {
         const gk_frame *f = s->v[i];
         if (!f->has_exec)
             continue;
         pr->exec_restricted |= f->exec.has_allow;
+        for (size_t k = 0; k < f->exec.names.n; k++)
+            gk_strvec_push(&names, f->exec.names.v[k].key);
         for (size_t k = 0; k < f->exec.files.n; k++)
             gk_strvec_push(&files, f->exec.files.v[k].key);
         for (size_t k = 0; k < f->exec.dirs.n; k++)
             gk_strvec_push(&dirs, f->exec.dirs.v[k].key);
-        for (size_t k = 0; k < f->exec.veto_files.n; k++)
-            gk_strvec_push(&pr->exec_veto, f->exec.veto_files.v[k].key);
+        for (size_t k = 0; k < f->exec.veto_names.n; k++)
+            gk_strvec_push(&veto_names, f->exec.veto_names.v[k].key);
+        for (size_t k = 0; k < f->exec.veto_files.n; k++) {
+            const char *vf = f->exec.veto_files.v[k].key;
+            char *c = canonical_of(ctx, vf);
+            push_both(&pr->exec_veto, vf, c);
+            free(c);
+        }
         for (size_t k = 0; k < f->exec.veto_dirs.n; k++)
             gk_strvec_push(&pr->exec_veto, f->exec.veto_dirs.v[k].key);
     }
+    gk_strvec_sort_unique(&names);
     gk_strvec_sort_unique(&files);
     gk_strvec_sort_unique(&dirs);
+    gk_strvec_sort_unique(&veto_names);
+
+    for (size_t i = 0; i < names.n; i++) {
+        char *w, *c;
+        gk_walk_head(ctx, names.v[i], NULL, NULL, &w, &c);
+        if (w && admitted_for_some_argv1(p, names.v[i], w, c))
+            push_both(&pr->exec_admit, w, c);
+        free(w);
+        free(c);
+    }
     for (size_t i = 0; i < files.n; i++) {
-        grant_exec_query q = {files.v[i], files.v[i], files.v[i], sample_argv1(s, files.v[i])};
-        if (gk_decide_exec(s, &q))
-            gk_strvec_push(&pr->exec_admit, files.v[i]);
+        char *c = canonical_of(ctx, files.v[i]);
+        if (admitted_for_some_argv1(p, files.v[i], files.v[i], c))
+            push_both(&pr->exec_admit, files.v[i], c);
+        free(c);
     }
     for (size_t i = 0; i < dirs.n; i++) {
         /* A dir is admitted when a fresh name walked inside it is. */
         char *probe = gk_path_join(dirs.v[i], "gk-probe");
         grant_exec_query q = {probe, probe, probe, "gk-any"};
-        if (gk_decide_exec(s, &q))
+        if (gk_gate_exec(p, &q, NULL) == GRANT_ALLOWED)
             gk_strvec_push(&pr->exec_admit, dirs.v[i]);
         free(probe);
     }
+    for (size_t i = 0; i < veto_names.n; i++) {
+        char *w, *c;
+        gk_walk_head(ctx, veto_names.v[i], NULL, NULL, &w, &c);
+        if (w && gk_has_prefix(w, "/"))
+            push_both(&pr->exec_veto, w, c);
+        free(w);
+        free(c);
+    }
+    veto_matches_on_path(pr, p);
     gk_strvec_sort_unique(&pr->exec_admit);
     gk_strvec_sort_unique(&pr->exec_veto);
     if (pr->exec_restricted && pr->fs_restricted) {
@@ -225,8 +335,10 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
             }
         gk_strvec_sort_unique(&pr->deputy);
     }
+    gk_strvec_free(&names);
     gk_strvec_free(&files);
     gk_strvec_free(&dirs);
+    gk_strvec_free(&veto_names);
 }
 
 gk_projection *gk_projection_build(const grant_policy *p)
