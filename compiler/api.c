@@ -14,6 +14,7 @@ void grant_policy_free(grant_policy *p)
         return;
     gk_stack_free(&p->stack);
     gk_gate_index_free(p->gate_index);
+    gk_strvec_free(&p->protect);
     grant_context_free(p->ctx);
     for (size_t i = 0; i < p->nsources; i++)
         free(p->sources[i].file);
@@ -58,6 +59,9 @@ int grant_policy_meet(const grant_policy *a, const grant_policy *b, grant_policy
             memcpy(p->sources[p->nsources].sha256, both[k]->sources[i].sha256, 65);
             p->nsources++;
         }
+    gk_strvec_copy(&p->protect, &a->protect);
+    gk_strvec_copy(&p->protect, &b->protect);
+    gk_strvec_sort_unique(&p->protect);
     *out = p;
     return 0;
 }

@@ -217,8 +217,8 @@ static unit *load_unit(loader *L, const char *name, const char *text, size_t len
         }
         text = owned;
     }
-    char *real = realpath(name, NULL);
-    gk_autofree char *key = real ? real : gk_strdup(name);
+    gk_autofree char *real = realpath(name, NULL);
+    gk_autofree char *key = gk_strdup(real ? real : name);
     for (size_t i = 0; i < L->ncache; i++)
         if (strcmp(L->cache[i]->key, key) == 0)
             return L->cache[i];
@@ -229,8 +229,13 @@ static unit *load_unit(loader *L, const char *name, const char *text, size_t len
     gk_surface surface = surface_of(name);
     /* A compiled IR brings the sources it was compiled from instead, so
      * compiling it again reproduces it byte for byte. */
-    if (surface != GK_SURFACE_JSON)
+    if (surface != GK_SURFACE_JSON) {
         gk_policy_add_source(L->policy, name, src);
+        /* Compiled for this host, the file itself is protected during runs;
+         * for another host, where it will be is unknown. */
+        if (L->ctx->target == GRANT_TARGET_HOST && real)
+            gk_strvec_push(&L->policy->protect, real);
+    }
     unit *u = gk_calloc(1, sizeof(*u));
     u->key = gk_strdup(key);
     u->ok = true;
@@ -241,6 +246,7 @@ static unit *load_unit(loader *L, const char *name, const char *text, size_t len
         grant_policy *p = gk_ir_read(src, L->ctx, L->diags);
         if (p) {
             append_layers(&u->layers, &p->stack, p->stack.n);
+            gk_strvec_copy(&L->policy->protect, &p->protect);
             u->has_own = p->stack.n > 0;
             for (size_t i = 0; i < p->nsources; i++) {
                 /* The sources it was compiled from keep their digests. */
@@ -340,6 +346,7 @@ static int compile_units(const grant_context *ctx, const char *const *files, siz
     loader_free(&L);
     grant_policy *p = L.policy;
     p->stack = stack;
+    gk_strvec_sort_unique(&p->protect);
     if (diags->errors > errors_before) {
         grant_policy_free(p);
         return -EPROTO;

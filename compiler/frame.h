@@ -104,6 +104,8 @@ struct grant_policy {
     gk_policy_source *sources;
     size_t nsources;
     void *gate_index;     /* the gate's compiled index, built on first use (gate.c) */
+    gk_strvec protect;    /* where the source files are on the compiling host
+                           * (host target only): readonly for the command */
 };
 
 /* ---- frames ------------------------------------------------------------ */

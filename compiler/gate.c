@@ -116,7 +116,7 @@ static void index_regions(gk_gate_index *ix, const gk_regions *r, size_t layer, 
     }
 }
 
-static char *source_path(const grant_context *ctx, const char *file)
+char *gk_source_path(const grant_context *ctx, const char *file)
 {
     gk_autofree char *abs = file[0] == '/' ? gk_strdup(file)
                                            : gk_path_join(ctx->cwd ? ctx->cwd : "/", file);
@@ -131,11 +131,7 @@ static gk_gate_index *index_build(const grant_policy *p)
     gk_gate_index *ix = gk_calloc(1, sizeof(*ix));
     gk_implicit_for(p->ctx, &ix->implicit);
     ix->usable = p->stack.n <= GK_INDEX_MAX_LAYERS;
-    for (size_t i = 0; i < p->nsources; i++) {
-        char *s = source_path(p->ctx, p->sources[i].file);
-        if (s)
-            gk_strvec_push_take(&ix->sources, s);
-    }
+    gk_strvec_copy(&ix->sources, &p->protect);
     if (!ix->usable)
         return ix;
     for (size_t l = 0; l < p->stack.n; l++) {

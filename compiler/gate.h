@@ -45,6 +45,11 @@ GK_HIDDEN char *gk_resolve_query(const grant_context *ctx, const char *path, con
 GK_HIDDEN void gk_walk_head(const grant_context *ctx, const char *head, const char *path_env,
                             const char *cwd, char **walked, char **canonical);
 
+/* Where a source file named file (relative to the context cwd) is,
+ * resolved like a query. Caller frees; NULL on a loop. The policy's own
+ * list of protected sources is grant_policy.protect. */
+GK_HIDDEN char *gk_source_path(const grant_context *ctx, const char *file);
+
 GK_HIDDEN void gk_verdict_clear(grant_verdict *v);
 GK_HIDDEN void gk_gate_index_free(void *index);
 

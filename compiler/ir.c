@@ -225,6 +225,7 @@ static json_t *jprojection(const gk_projection *pr)
     }
     oset(o, "net", json_boolean(pr->net));
     oset(o, "pinned", jstrvec(&pr->pinned));
+    oset(o, "protect", jstrvec(&pr->protect));
     oset(o, "read", pr->fs_restricted ? jregions(&pr->read) : json_null());
     oset(o, "readonly", jregions(&pr->readonly));
     oset(o, "write", pr->fs_restricted ? jregions(&pr->write) : json_null());
@@ -1053,7 +1054,8 @@ static gk_frame *read_layer(ir_reader *r, json_t *o)
 static void read_projection(ir_reader *r, json_t *o)
 {
     if (!WANT_OBJECT(r, o) || !CHECK_KEYS(r, o, "deny", "deputy", "exec", "fs_restricted",
-                                          "implicit", "net", "pinned", "read", "readonly", "write"))
+                                          "implicit", "net", "pinned", "protect", "read", "readonly",
+                                          "write"))
         return;
     json_t *v;
     enter_key(r, "deny");
@@ -1075,6 +1077,9 @@ static void read_projection(ir_reader *r, json_t *o)
     leave(r);
     enter_key(r, "pinned");
     read_strings(r, json_object_get(o, "pinned"), get_path, NULL, NULL, NULL);
+    leave(r);
+    enter_key(r, "protect");
+    read_strings(r, json_object_get(o, "protect"), get_path, NULL, NULL, NULL);
     leave(r);
     static const char *const bools[] = {"fs_restricted", "net"};
     for (int i = 0; i < 2; i++) {
@@ -1457,6 +1462,17 @@ grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *
     enter_key(r, "projection");
     read_projection(r, json_object_get(root, "projection"));
     leave(r);
+    /* The one derived fact that cannot be derived again elsewhere: where
+     * the sources were on the compiling host. */
+    {
+        json_t *prot = json_object_get(json_object_get(root, "projection"), "protect");
+        size_t i;
+        json_t *e;
+        if (json_is_array(prot))
+            json_array_foreach(prot, i, e) if (json_is_string(e))
+                gk_strvec_push(&p->protect, json_string_value(e));
+        gk_strvec_sort_unique(&p->protect);
+    }
 
     enter_key(r, "sources");
     read_sources(r, json_object_get(root, "sources"), p);

@@ -360,6 +360,9 @@ gk_projection *gk_projection_build(const grant_policy *p)
     pinned_dirs(pr);
     pr->net = gk_decide_gate(s, "net") == GK_TRI_TRUE;
     exec_lists(pr, p);
+    /* Every source file read while compiling is readonly for the command
+     * (cli.md): a confined command can read but never rewrite its policy. */
+    gk_strvec_copy(&pr->protect, &p->protect);
     pr->has_implicit = p->ctx->implicit;
     gk_implicit_for(p->ctx, &pr->implicit);
     return pr;
@@ -386,6 +389,7 @@ void gk_projection_free(gk_projection *pr)
     gk_strvec_free(&pr->exec_admit);
     gk_strvec_free(&pr->exec_veto);
     gk_strvec_free(&pr->deputy);
+    gk_strvec_free(&pr->protect);
     gk_strvec_free(&pr->implicit.read);
     gk_strvec_free(&pr->implicit.write);
     gk_strvec_free(&pr->implicit.devices);

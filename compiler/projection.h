@@ -31,6 +31,7 @@ typedef struct gk_projection {
     gk_strvec exec_admit; /* files and dirs the stack admits */
     gk_strvec exec_veto;  /* canonical vetoed files, and veto dirs */
     gk_strvec deputy;     /* writable exec-admitted prefixes */
+    gk_strvec protect;    /* the policy's own source files: readonly during a run */
     bool has_implicit;
     gk_implicit implicit;
 } gk_projection;

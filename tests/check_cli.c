@@ -858,6 +858,8 @@ static json_t *ir_without_sources(const char *text, const char *what)
 {
     json_t *j = parse_json(text, what);
     ck_assert_int_eq(json_object_del(j, "sources"), 0);
+    /* the projection protects the source files themselves */
+    ck_assert_int_eq(json_object_del(json_object_get(j, "projection"), "protect"), 0);
     size_t i;
     json_t *layer;
     json_array_foreach(json_object_get(j, "layers"), i, layer)

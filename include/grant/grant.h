@@ -228,6 +228,34 @@ GRANT_API int grant_finding(const grant_findings *f, size_t i, const char **id, 
 GRANT_API char *grant_findings_json(const grant_findings *f);
 GRANT_API char *grant_findings_sarif(const grant_findings *f);
 
+/* ---- emit: what each OS enforces (backends.md) ------------------------ */
+
+typedef enum grant_backend {
+    GRANT_BACKEND_BWRAP,
+    GRANT_BACKEND_SEATBELT,
+    GRANT_BACKEND_APPCONTAINER,
+    GRANT_BACKEND_LANDLOCK,
+} grant_backend;
+
+/* Render the policy's projection for a backend. format NULL is the
+ * backend's default: bwrap "shell" (also "argv0", "json"); seatbelt "sbpl"
+ * (also "sbpl-params"); appcontainer "json" (also "powershell"); landlock
+ * "json". Same policy and context, same bytes. Fidelity notes (what the
+ * backend cannot express, assumptions made offline) are added to notes as
+ * warnings or notes; -EINVAL for an unknown format, -ENOTSUP when the
+ * backend cannot render this policy at all. */
+GRANT_API int grant_emit(const grant_policy *p, grant_backend backend, const char *format,
+                         grant_diags *notes, char **out, size_t *len);
+/* "bwrap", "seatbelt", "appcontainer", "landlock" -> backend; -EINVAL. */
+GRANT_API int grant_backend_from_name(const char *name, grant_backend *out);
+
+/* Windows SID derivation (backends.md), for audits: the capability SID and
+ * its group SID of a capability name (the twelve legacy names map to
+ * S-1-15-3-1 ... S-1-15-3-12, with group_sid NULL); the AppContainer SID
+ * of a profile name. Strings are malloc'd. */
+GRANT_API int grant_sid_capability(const char *name, char **sid, char **group_sid);
+GRANT_API int grant_sid_appcontainer(const char *name, char **sid);
+
 /* ---- compare ---------------------------------------------------------- */
 
 typedef enum grant_order {

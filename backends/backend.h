@@ -1,0 +1,31 @@
+/* backend.h - the emitters: one file per OS backend, each with one entry
+ * point that reads the projection (never a grant file) and appends its
+ * output to a buffer. Same projection and context, same bytes.
+ *
+ * Ownership: emitters borrow everything they are given; they append to
+ * `out` and add fidelity notes to `notes` (gk_diag_file with the backend's
+ * name as the "file", severity GK_WARNING for a rule that cannot be
+ * enforced as written, GK_NOTE for an assumption). They return 0, -EINVAL
+ * for an unknown format, or -ENOTSUP.
+ */
+#ifndef GK_BACKEND_H
+#define GK_BACKEND_H
+
+#include "projection.h"
+
+typedef struct gk_emit_input {
+    const grant_policy *policy;     /* for the context and the policy digest */
+    const gk_projection *proj;
+    const char *format;             /* never NULL: the dispatcher fills the default */
+} gk_emit_input;
+
+GK_HIDDEN int gk_emit_bwrap(const gk_emit_input *in, grant_diags *notes, gk_buf *out);
+GK_HIDDEN int gk_emit_seatbelt(const gk_emit_input *in, grant_diags *notes, gk_buf *out);
+GK_HIDDEN int gk_emit_appcontainer(const gk_emit_input *in, grant_diags *notes, gk_buf *out);
+GK_HIDDEN int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out);
+
+/* SHA-256 of the policy's canonical IR (compact), lowercase hex: names the
+ * AppContainer profile ("grantkit.<first 12 hex>"). Caller frees. */
+GK_HIDDEN char *gk_policy_digest(const grant_policy *p);
+
+#endif
