@@ -35,13 +35,22 @@ static void why_set(gk_why *w, const char *origin, char *rule, char *identity)
     w->identity = identity;
 }
 
-/* The first region of r holding p (real spelling, or either). */
+/* The deepest region of r holding p (real spelling, or either): the most
+ * specific rule is the one a person wants to see. */
 static const gk_region *region_holding(const gk_regions *r, const char *p, bool both)
 {
-    for (size_t i = 0; i < r->n; i++)
-        if (gk_path_within(p, r->v[i].p.real) || (both && gk_path_within(p, r->v[i].p.path)))
-            return &r->v[i];
-    return NULL;
+    const gk_region *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const char *hit = gk_path_within(p, r->v[i].p.real) ? r->v[i].p.real
+                          : both && gk_path_within(p, r->v[i].p.path) ? r->v[i].p.path
+                                                                        : NULL;
+        if (hit && (!best || strlen(hit) > best_len)) {
+            best = &r->v[i];
+            best_len = strlen(hit);
+        }
+    }
+    return best;
 }
 
 int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool implicit,
@@ -74,8 +83,9 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
     if (gk_regions_contain(grants, p, false)) {
         if (why) {
             const gk_region *r = region_holding(grants, p, false);
-            why_set(why, r->origin,
-                    gk_printf("%s %s", op == GRANT_OP_WRITE ? "write" : "read", r->p.path),
+            /* A readable region may have been written as `write X`. */
+            bool written = op == GRANT_OP_WRITE || gk_regions_contain(&f->fs.write, r->p.real, false);
+            why_set(why, r->origin, gk_printf("%s %s", written ? "write" : "read", r->p.path),
                     gk_strdup(p));
         }
         return 1;
@@ -321,9 +331,11 @@ int gk_frame_decide_exec_why(const gk_frame *f, const grant_exec_query *q, gk_wh
         return 0;
     if (admitted(x, q, why))
         return 1;
+    /* The spelling only: naming where PATH found it would reveal that a
+     * program the policy refuses exists. */
     if (why)
         why_set(why, f->origin, gk_strdup("no allow rule admits it"),
-                identity_text(q->walked ? 1 : 0, q->walked ? q->walked : q->spelling, false));
+                identity_text(0, q->spelling, false));
     return 0;
 }
 

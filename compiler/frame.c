@@ -71,6 +71,8 @@ void gk_frame_free(gk_frame *f)
         return;
     free(f->name);
     free(f->origin);
+    for (int i = 0; i < 5; i++)
+        free(f->gate_origin[i]);
     match_code_free(&f->exec);
     admits_free(&f->exec.names);
     admits_free(&f->exec.files);
@@ -355,6 +357,8 @@ gk_frame *gk_frame_copy(const gk_frame *f)
     c->ed_write = f->ed_write;
     c->ed_tui = f->ed_tui;
     c->audit = f->audit;
+    for (int i = 0; i < 5; i++)
+        c->gate_origin[i] = gk_strdup(f->gate_origin[i]);
     return c;
 }
 
@@ -533,6 +537,11 @@ gk_frame *gk_frame_from_ast(const grant_context *ctx, const gk_file_ast *ast, gr
     f->ed_write = tri_of(ast->editor_write.value);
     f->ed_tui = tri_of(ast->editor_tui.value);
     f->audit = ast->audit;
+    const gk_setting *st[5] = {&ast->net, &ast->shell_chdir, &ast->editor_read,
+                               &ast->editor_write, &ast->editor_tui};
+    for (int i = 0; i < 5; i++)
+        if (st[i]->value != GK_UNSET && st[i]->loc.src)
+            f->gate_origin[i] = gk_loc_origin(st[i]->loc);
 
     if (!ok) {
         gk_frame_free(f);

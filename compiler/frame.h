@@ -85,6 +85,9 @@ typedef struct gk_frame {
     bool has_editor;
     gk_tri ed_read, ed_write, ed_tui;
     bool audit;
+    /* Where each host gate was set ("file:line"; NULL: the layer origin),
+     * indexed net, shell.chdir, editor.read, editor.write, editor.tui. */
+    char *gate_origin[5];
     int refs;             /* frames are immutable once canonical: shared, not copied */
 } gk_frame;
 

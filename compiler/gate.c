@@ -219,12 +219,12 @@ static masks lookup(const gk_gate_index *ix, const char *p)
 
 /* ---- implicit grants --------------------------------------------------- */
 
-static bool within_any(const gk_strvec *v, const char *p)
+static const char *within_which(const gk_strvec *v, const char *p)
 {
     for (size_t i = 0; i < v->n; i++)
         if (gk_path_within(p, v->v[i]))
-            return true;
-    return false;
+            return v->v[i];
+    return NULL;
 }
 
 static const char *implicit_entry(const gk_implicit *im, const char *p, grant_op op, bool *write)
@@ -306,11 +306,12 @@ static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, gran
 static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, grant_op op,
                                const char *path, grant_verdict *v)
 {
-    if (op == GRANT_OP_WRITE && within_any(&ix->sources, path)) {
+    const char *source = op == GRANT_OP_WRITE ? within_which(&ix->sources, path) : NULL;
+    if (source) {
         if (v)
             verdict_set(v, GRANT_DENIED, "policy-source", NULL,
-                        gk_printf("readonly %s (a source of this policy)", path), gk_strdup(path),
-                        gk_strdup("edit the policy outside the sandbox"));
+                        gk_printf("readonly %s (a source of this policy)", source),
+                        gk_strdup(path), gk_strdup("edit the policy outside the sandbox"));
         return GRANT_DENIED;
     }
     bool im_write = false;
@@ -355,9 +356,11 @@ grant_answer gk_gate_fs(const grant_policy *p, grant_op op, const char *path, gr
 {
     const gk_gate_index *ix = index_of(p);
     if (strcmp(path, "/dev/null") == 0) {
-        if (v)
+        if (v) {
             verdict_set(v, GRANT_ALLOWED, "discard", NULL,
                         gk_strdup("/dev/null needs no authority"), gk_strdup(path), NULL);
+            v->path = gk_strdup(path);
+        }
         return GRANT_ALLOWED;
     }
     if (!v) {
@@ -513,6 +516,18 @@ grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, gran
 
 /* ---- host gates ------------------------------------------------------------ */
 
+/* The rule that set a host gate, or the layer when it is unknown (a layer
+ * read back from IR keeps no rule positions). */
+static const char *gate_origin(const gk_frame *f, const char *gate)
+{
+    static const char *const g[5] = {"net", "shell.chdir", "editor.read", "editor.write",
+                                     "editor.tui"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(gate, g[i]) == 0 && f->gate_origin[i])
+            return f->gate_origin[i];
+    return f->origin;
+}
+
 grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict *v)
 {
     const gk_frame *last = NULL;
@@ -522,7 +537,7 @@ grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict
         gk_tri t = gk_frame_gate(f, gate);
         if (t == GK_TRI_FALSE) {
             if (v)
-                verdict_set(v, GRANT_DENIED, f->origin, f->name, gk_printf("%s deny", word),
+                verdict_set(v, GRANT_DENIED, gate_origin(f, gate), f->name, gk_printf("%s deny", word),
                             gk_strdup(gate), NULL);
             return GRANT_DENIED;
         }
@@ -531,7 +546,7 @@ grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict
     }
     if (v) {
         if (last)
-            verdict_set(v, GRANT_ALLOWED, last->origin, last->name, gk_printf("%s allow", word),
+            verdict_set(v, GRANT_ALLOWED, gate_origin(last, gate), last->name, gk_printf("%s allow", word),
                         gk_strdup(gate), NULL);
         else
             verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
@@ -573,8 +588,8 @@ int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const c
         return rc;
     char *resolved = gk_resolve_query(p->ctx, path, cwd);
     if (!resolved) {
-        verdict_set(*out, GRANT_DENIED, "resolution", NULL,
-                    gk_strdup("too many levels of symbolic links"), gk_strdup(path), NULL);
+        verdict_set(*out, GRANT_DENIED, "resolution", NULL, gk_strdup("symlink loop"),
+                    gk_strdup(path), gk_strdup("too many levels of symbolic links"));
         return 0;
     }
     gk_gate_fs(p, op, resolved, *out);

@@ -408,6 +408,8 @@ gk_frame *gk_frame_join(const gk_frame *a, const gk_frame *b, bool *lossy)
         j->ed_tui = tri_join(a->ed_tui, b->ed_tui);
     }
     j->audit = a->audit || b->audit;
+    for (int i = 0; i < 5; i++)
+        j->gate_origin[i] = gk_strdup(a->gate_origin[i] ? a->gate_origin[i] : b->gate_origin[i]);
     gk_frame_canonicalize(j);
     if (lossy)
         *lossy = lost;
