@@ -1759,6 +1759,10 @@ static void uri_encode(gk_buf *b, const char *s)
 static char *artifact_uri(const char *file, const char *cwd)
 {
     gk_buf b = {0};
+    /* A name opened as /a/b/../c is /a/c for the comparison with cwd. */
+    gk_autofree char *lex = file[0] == '/' ? gk_lex_normalize(file) : NULL;
+    if (lex)
+        file = lex;
     if (file[0] != '/') {
         while (gk_has_prefix(file, "./"))
             file += 2;

@@ -377,13 +377,37 @@ grant_answer gk_gate_fs(const grant_policy *p, grant_op op, const char *path, gr
 
 /* ---- query resolution ---------------------------------------------------- */
 
+/* A drive-letter path ("C:/x") is absolute on the windows target. */
+static bool is_drive_path(const grant_context *ctx, const char *p)
+{
+    return ctx->target == GRANT_TARGET_WINDOWS &&
+           ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
+           (p[2] == '/' || p[2] == '\\');
+}
+
+static bool is_absolute(const grant_context *ctx, const char *p)
+{
+    return p[0] == '/' || is_drive_path(ctx, p);
+}
+
 /* Lexical normalisation for a query: like the kernel, '..' at the root
  * stays at the root (a policy author's '..' above '/' is an error; a
- * query's is not). */
-static char *lex_clamped(const char *abs)
+ * query's is not). A drive prefix is kept in front of the root. */
+static char *lex_clamped_in(const grant_context *ctx, const char *abs)
 {
     gk_buf b = {0};
     const char *p = abs;
+    gk_autofree char *slashed = NULL;
+    size_t root = 0;
+    if (is_drive_path(ctx, abs)) {
+        slashed = gk_strdup(abs);
+        for (char *c = slashed; *c; c++)
+            if (*c == '\\')
+                *c = '/';
+        gk_buf_add(&b, slashed, 2);
+        root = 2;
+        p = slashed + 2;
+    }
     while (*p) {
         while (*p == '/')
             p++;
@@ -395,9 +419,9 @@ static char *lex_clamped(const char *abs)
         size_t n = (size_t)(e - p);
         if (n == 1 && p[0] == '.') {
         } else if (n == 2 && p[0] == '.' && p[1] == '.') {
-            while (b.len > 0 && b.data[b.len - 1] != '/')
+            while (b.len > root && b.data[b.len - 1] != '/')
                 b.len--;
-            if (b.len > 0)
+            if (b.len > root)
                 b.len--;
             if (b.data)
                 b.data[b.len] = '\0';
@@ -407,7 +431,7 @@ static char *lex_clamped(const char *abs)
         }
         p = e;
     }
-    if (!b.len)
+    if (b.len == root)
         gk_buf_puts(&b, "/");
     return gk_buf_steal(&b, NULL);
 }
@@ -418,10 +442,10 @@ char *gk_resolve_query(const grant_context *ctx, const char *path, const char *c
         return NULL;
     if (!cwd)
         cwd = ctx->cwd ? ctx->cwd : "/";
-    gk_autofree char *abs = path[0] == '/' ? gk_strdup(path) : gk_path_join(cwd, path);
+    gk_autofree char *abs = is_absolute(ctx, path) ? gk_strdup(path) : gk_path_join(cwd, path);
     if (ctx->target == GRANT_TARGET_HOST)
         return gk_resolve_host(abs);
-    gk_autofree char *lex = lex_clamped(abs);
+    gk_autofree char *lex = lex_clamped_in(ctx, abs);
     return gk_canonicalize(ctx, lex);
 }
 
@@ -433,8 +457,8 @@ void gk_walk_head(const grant_context *ctx, const char *head, const char *path_e
     if (!cwd)
         cwd = ctx->cwd ? ctx->cwd : "/";
     if (strchr(head, '/')) {
-        gk_autofree char *abs = head[0] == '/' ? gk_strdup(head) : gk_path_join(cwd, head);
-        *walked = lex_clamped(abs);
+        gk_autofree char *abs = is_absolute(ctx, head) ? gk_strdup(head) : gk_path_join(cwd, head);
+        *walked = lex_clamped_in(ctx, abs);
     } else {
         if (!path_env)
             path_env = ctx->path ? ctx->path : "";
@@ -445,7 +469,7 @@ void gk_walk_head(const grant_context *ctx, const char *head, const char *path_e
             size_t n = e ? (size_t)(e - d) : strlen(d);
             /* Only absolute entries: an empty or relative one would make the
              * working directory part of PATH. */
-            if (n && (d[0] == '/' || !host)) {
+            if (n && is_absolute(ctx, d)) {
                 gk_autofree char *dir = gk_strndup(d, n);
                 char *cand = gk_path_join(dir, head);
                 struct stat st;
@@ -568,7 +592,8 @@ static int new_verdict(grant_verdict **out)
 int grant_check_fs_resolved(const grant_policy *p, grant_op op, const char *canonical,
                             grant_verdict **out)
 {
-    if (!p || !canonical || canonical[0] != '/' || (op != GRANT_OP_READ && op != GRANT_OP_WRITE))
+    if (!p || !canonical || !is_absolute(p->ctx, canonical) ||
+        (op != GRANT_OP_READ && op != GRANT_OP_WRITE))
         return -EINVAL;
     int rc = new_verdict(out);
     if (rc < 0)
@@ -581,7 +606,7 @@ int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const c
                    grant_verdict **out)
 {
     if (!p || !path || !*path || (op != GRANT_OP_READ && op != GRANT_OP_WRITE) ||
-        (cwd && cwd[0] != '/'))
+        (cwd && !is_absolute(p->ctx, cwd)))
         return -EINVAL;
     int rc = new_verdict(out);
     if (rc < 0)
@@ -611,7 +636,7 @@ int grant_check_exec_query(const grant_policy *p, const grant_exec_query *q, gra
 int grant_check_exec(const grant_policy *p, const char *const *argv, size_t argc,
                      const char *path_env, const char *cwd, grant_verdict **out)
 {
-    if (!p || !argv || !argv[0] || !*argv[0] || (cwd && cwd[0] != '/'))
+    if (!p || !argv || !argv[0] || !*argv[0] || (cwd && !is_absolute(p->ctx, cwd)))
         return -EINVAL;
     if (argc == 0)
         while (argv[argc])

@@ -53,6 +53,19 @@ void gk_implicit_for(const grant_context *ctx, gk_implicit *out)
             gk_strvec_push(&out->read, windows_read[i]);
         gk_strvec_push(&out->devices, "NUL");
     }
+    /* Offline, the implicit set is matched against canonical queries: give
+     * it the target's canonical spelling (Windows: case-folded). */
+    if (!host) {
+        gk_strvec *lists[3] = {&out->read, &out->write, &out->devices};
+        for (int l = 0; l < 3; l++)
+            for (size_t i = 0; i < lists[l]->n; i++) {
+                char *c = gk_canonicalize(ctx, lists[l]->v[i]);
+                if (c) {
+                    free(lists[l]->v[i]);
+                    lists[l]->v[i] = c;
+                }
+            }
+    }
     gk_strvec_sort_unique(&out->read);
 }
 

@@ -251,10 +251,84 @@ GRANT_API int grant_backend_from_name(const char *name, grant_backend *out);
 
 /* Windows SID derivation (backends.md), for audits: the capability SID and
  * its group SID of a capability name (the twelve legacy names map to
- * S-1-15-3-1 ... S-1-15-3-12, with group_sid NULL); the AppContainer SID
- * of a profile name. Strings are malloc'd. */
+ * S-1-15-3-1 ... S-1-15-3-12; their group SID is still the hash one, as
+ * Windows' DeriveCapabilitySidsFromName gives it); the AppContainer SID of a
+ * profile name. group_sid may be NULL. Strings are malloc'd. -EINVAL for a
+ * name that is not UTF-8. */
 GRANT_API int grant_sid_capability(const char *name, char **sid, char **group_sid);
 GRANT_API int grant_sid_appcontainer(const char *name, char **sid);
+
+/* ---- sbpl: Seatbelt profiles read and evaluated offline (cli.md) ------- */
+
+/* An SBPL profile, read and statically evaluated: imports inlined, defines
+ * and simple procedures applied, params taken from -D. Evaluation follows
+ * Seatbelt: the last rule whose operation covers the query's and whose
+ * filters match decides. A regex is searched anywhere in the path (only ^
+ * and $ anchor it). What cannot be known offline (a param without a value,
+ * an import not found, a filter such as (extension ...)) is never guessed:
+ * a query that depends on it is GRANT_SBPL_UNDECIDED. */
+typedef struct grant_sbpl grant_sbpl;
+typedef struct grant_sbpl_answer grant_sbpl_answer;
+
+#define GRANT_SBPL_NO_IMPORT 1u /* open no file: every import is unresolved */
+
+/* Read a profile. params are "NAME=VALUE" (sandbox-exec -D). A relative
+ * import resolves against the importing file's directory, then the
+ * IMPORT_DIR param. Syntax errors, unknown operations or filters and bad
+ * regexes fail with -EPROTO (positions in diags); unresolved params and
+ * imports are warnings. -ENOENT (or -errno) when file cannot be read. */
+GRANT_API int grant_sbpl_read(const char *file, const char *const *params, size_t nparams,
+                              unsigned flags, grant_diags *diags, grant_sbpl **out);
+/* The same on a text; name is used in positions and for relative imports. */
+GRANT_API int grant_sbpl_read_buffer(const char *name, const char *text, size_t len,
+                                     const char *const *params, size_t nparams, unsigned flags,
+                                     grant_diags *diags, grant_sbpl **out);
+GRANT_API void grant_sbpl_free(grant_sbpl *s);
+GRANT_API size_t grant_sbpl_rule_count(const grant_sbpl *s);
+
+typedef enum grant_sbpl_verdict {
+    GRANT_SBPL_DENY = 0,
+    GRANT_SBPL_ALLOW = 1,
+    GRANT_SBPL_UNDECIDED = 2, /* depends on something unknown offline */
+} grant_sbpl_verdict;
+
+/* Evaluate operation on arg: a path (file*, process-exec), a service name
+ * (mach-lookup), a sysctl name, a signal target (self, same-sandbox,
+ * children, pgrp, parent, others), a network address ("[tcp:|udp:]HOST:PORT",
+ * or a unix socket path), NULL where the operation takes none. An operation
+ * ending in '*' asks about every operation below it: allowed only if all
+ * are. vnode_type (REGULAR-FILE, DIRECTORY, ...) may be NULL: a vnode-type
+ * filter then decides only if every type gives the same answer. -EINVAL
+ * with a diagnostic for an unknown operation or a missing argument. */
+GRANT_API int grant_sbpl_eval(const grant_sbpl *s, const char *operation, const char *arg,
+                              const char *vnode_type, grant_diags *diags,
+                              grant_sbpl_answer **out);
+GRANT_API void grant_sbpl_answer_free(grant_sbpl_answer *a);
+GRANT_API grant_sbpl_verdict grant_sbpl_answer_verdict(const grant_sbpl_answer *a);
+/* "file:line" of the deciding rule, or "implicit-default" when no rule
+ * matched and the profile has no default rule (Seatbelt then allows). */
+GRANT_API const char *grant_sbpl_answer_origin(const grant_sbpl_answer *a);
+GRANT_API unsigned grant_sbpl_answer_line(const grant_sbpl_answer *a); /* 0: none */
+/* The deciding rule as written (whitespace collapsed), or a sentence. */
+GRANT_API const char *grant_sbpl_answer_rule(const grant_sbpl_answer *a);
+/* The operation that decided: the query's, or for a '*' query the first
+ * one below it that was denied or undecided. */
+GRANT_API const char *grant_sbpl_answer_operation(const grant_sbpl_answer *a);
+/* Undecided: what it depends on; otherwise NULL or a note ("produced by
+ * the call at p.sb:30"). */
+GRANT_API const char *grant_sbpl_answer_note(const grant_sbpl_answer *a);
+/* The answer as one canonical JSON object. Caller frees. */
+GRANT_API char *grant_sbpl_answer_json(const grant_sbpl_answer *a);
+
+/* Lint (cli.md, sbpl lint): rules shadowed by a later rule, operand-less
+ * allows, allows of default, unanchored regexes, unresolved params and
+ * imports, no default rule, paths Seatbelt never sees (/tmp, /var, /etc).
+ * Each finding is a warning or note in findings whose message starts with
+ * its id ("SB001 shadowed: ..."). Returns the number of findings. */
+GRANT_API size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *findings);
+/* "file:line:col" of diagnostic i ("file" alone when it has no position;
+ * NULL when it has neither). Caller frees. For machine-readable reports. */
+GRANT_API char *grant_diags_location(const grant_diags *d, size_t i);
 
 /* ---- compare ---------------------------------------------------------- */
 
