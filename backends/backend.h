@@ -24,8 +24,9 @@ GK_HIDDEN int gk_emit_seatbelt(const gk_emit_input *in, grant_diags *notes, gk_b
 GK_HIDDEN int gk_emit_appcontainer(const gk_emit_input *in, grant_diags *notes, gk_buf *out);
 GK_HIDDEN int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out);
 
-/* SHA-256 of the policy's canonical IR (compact), lowercase hex: names the
- * AppContainer profile ("grantkit.<first 12 hex>"). Caller frees. */
+/* SHA-256 of the policy's canonical IR without its projection (compact),
+ * lowercase hex: names the AppContainer profile ("grantkit.<first 12
+ * hex>"). Caller frees. */
 GK_HIDDEN char *gk_policy_digest(const grant_policy *p);
 
 #endif

@@ -189,6 +189,9 @@ GK_HIDDEN int gk_comparison_query(const grant_comparison *c, size_t i, int *kind
 /* Canonical JSON of a whole policy / one layer (no trailing newline). */
 GK_HIDDEN char *gk_ir_policy(const grant_policy *p, bool pretty, size_t *len);
 GK_HIDDEN char *gk_ir_frame(const gk_frame *f, bool pretty);
+/* The IR without the projection (which derives from the rest): compact,
+ * what a policy digest hashes. */
+GK_HIDDEN char *gk_ir_policy_core(const grant_policy *p, size_t *len);
 /* Read a compiled IR document. Errors (with line:col) go to diags. */
 GK_HIDDEN grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *diags);
 

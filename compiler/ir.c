@@ -251,7 +251,7 @@ char *gk_ir_frame(const gk_frame *f, bool pretty)
     return dump(jframe(f), pretty, NULL);
 }
 
-char *gk_ir_policy(const grant_policy *p, bool pretty, size_t *len)
+static char *ir_policy(const grant_policy *p, bool pretty, bool with_projection, size_t *len)
 {
     json_t *root = must(json_object());
     oset(root, "context", jcontext(p->ctx));
@@ -261,9 +261,11 @@ char *gk_ir_policy(const grant_policy *p, bool pretty, size_t *len)
     for (size_t i = 0; i < p->stack.n; i++)
         apush(layers, jframe(p->stack.v[i]));
     oset(root, "layers", layers);
-    gk_projection *pr = gk_projection_build(p);
-    oset(root, "projection", jprojection(pr));
-    gk_projection_free(pr);
+    if (with_projection) {
+        gk_projection *pr = gk_projection_build(p);
+        oset(root, "projection", jprojection(pr));
+        gk_projection_free(pr);
+    }
     json_t *sources = must(json_array());
     for (size_t i = 0; i < p->nsources; i++) {
         json_t *s = must(json_object());
@@ -273,6 +275,16 @@ char *gk_ir_policy(const grant_policy *p, bool pretty, size_t *len)
     }
     oset(root, "sources", sources);
     return dump(root, pretty, len);
+}
+
+char *gk_ir_policy(const grant_policy *p, bool pretty, size_t *len)
+{
+    return ir_policy(p, pretty, true, len);
+}
+
+char *gk_ir_policy_core(const grant_policy *p, size_t *len)
+{
+    return ir_policy(p, false, false, len);
 }
 
 /* ======================================================================== */
