@@ -67,7 +67,7 @@ enum {
 
 static const char usage_main[] =
     "Usage: grantc COMMAND [OPTION]... [ARG]...\n"
-    "Compile, format and compare grantkit sandbox policies (grant files).\n"
+    "Compile, check, audit and render grantkit sandbox policies (grant files).\n"
     "\n"
     "Commands:\n"
     "  compile [CTX] FILE... [--extend FILE]... [-o OUT] [--pretty]\n"
@@ -77,8 +77,16 @@ static const char usage_main[] =
     "  compare [CTX] A B [--format text|json]\n"
     "                        is A equal to, narrower than, wider than or incomparable\n"
     "                        with B? prints a witness for each difference\n"
-    "  emit, check, audit, sbpl, sid\n"
-    "                        not implemented yet\n"
+    "  emit [CTX] --backend bwrap|seatbelt|appcontainer|landlock [--format F] FILE...\n"
+    "                        render the policy for one OS backend\n"
+    "  check [CTX] FILE... -- exec CMD [ARG...] | read PATH | write PATH | gate NAME\n"
+    "                        is it allowed? prints the verdict and the deciding rule\n"
+    "  audit [CTX] FILE... [--format text|json|sarif] [--fail-on LEVEL]\n"
+    "                        findings about a policy (deputies, dead rules, sockets...)\n"
+    "  sbpl eval|lint PROFILE ...\n"
+    "                        evaluate or lint any Seatbelt profile offline\n"
+    "  sid capability|appcontainer NAME\n"
+    "                        Windows SID derivation, for audits\n"
     "\n"
     "Run 'grantc COMMAND --help' for the options of one command.\n"
     "\n"
@@ -667,9 +675,869 @@ out:
     return status;
 }
 
-/* ---- main --------------------------------------------------------------- */
+/* ---- check -------------------------------------------------------------- */
 
-static const char *const future_commands[] = {"emit", "check", "audit", "sbpl", "sid"};
+static const char usage_check[] =
+    "Usage: grantc check [CTX] FILE... [--extend FILE]... [--format text|json] -- QUERY\n"
+    "Ask the gate one question about the policy stacked from FILEs and print the\n"
+    "verdict with its reason: the deciding layer and rule (file:line), the\n"
+    "identity that matched, and a hint when there is one. QUERY is one of:\n"
+    "  exec CMD [ARG]...     may CMD run with these arguments? (CMD is looked up\n"
+    "                        along --path, relative to --cwd)\n"
+    "  read PATH             may PATH be read? (relative to --cwd)\n"
+    "  write PATH            may PATH be written?\n"
+    "  gate NAME             a host gate: shell.chdir, editor.read, editor.write,\n"
+    "                        editor.tui or net\n"
+    "Exit status: 0 allowed; 1 denied, or admitted but no such command\n"
+    "('admitted, not found'); 2 usage or input error (a policy that does not\n"
+    "compile is never reported as denied).\n"
+    "\n"
+    "      --extend FILE     join FILE into the first FILE (repeatable)\n"
+    "      --format text|json  json prints the verdict as one canonical JSON object\n"
+    "  -h, --help            print this help and exit\n"
+    "\n" CTX_HELP;
+
+static const char *answer_word(grant_answer a)
+{
+    switch (a) {
+    case GRANT_ALLOWED:
+        return "allowed";
+    case GRANT_NOT_FOUND:
+        return "admitted, not found";
+    default:
+        return "denied";
+    }
+}
+
+/* One line for the question, as the user asked it (argv joined by spaces). */
+static void print_query(char **q, int n)
+{
+    for (int i = 0; i < n; i++)
+        printf("%s%s", i ? " " : "", q[i]);
+}
+
+static void print_verdict_text(const grant_verdict *v, char **q, int nq)
+{
+    printf("%s: ", answer_word(grant_verdict_answer(v)));
+    print_query(q, nq);
+    const char *layer = grant_verdict_layer(v), *rule = grant_verdict_rule(v);
+    printf("\n  by %s", grant_verdict_origin(v));
+    if (layer)
+        printf(" (layer %s)", layer);
+    printf(": %s\n", rule ? rule : "");
+    const char *identity = grant_verdict_identity(v), *hint = grant_verdict_hint(v);
+    if (identity)
+        printf("  identity: %s\n", identity);
+    if (hint)
+        printf("  hint: %s\n", hint);
+}
+
+/* Ask the gate; q[0] is the kind. Returns 0 with *out set, or
+ * CLI_EXIT_USAGE after printing why. */
+static int run_query(const grant_policy *p, char **q, int nq, grant_verdict **out)
+{
+    const char *kind = q[0];
+    int rc;
+    if (strcmp(kind, "exec") == 0) {
+        if (nq < 2) {
+            cli_error("check: 'exec' needs a command");
+            return usage_hint("check");
+        }
+        rc = grant_check_exec(p, (const char *const *)q + 1, (size_t)(nq - 1), NULL, NULL, out);
+    } else if (strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0) {
+        if (nq != 2) {
+            cli_error("check: '%s' takes exactly one PATH", kind);
+            return usage_hint("check");
+        }
+        grant_op op = kind[0] == 'r' ? GRANT_OP_READ : GRANT_OP_WRITE;
+        rc = grant_check_fs(p, op, q[1], NULL, out);
+    } else if (strcmp(kind, "gate") == 0) {
+        if (nq != 2) {
+            cli_error("check: 'gate' takes exactly one NAME");
+            return usage_hint("check");
+        }
+        rc = grant_check_gate(p, q[1], out);
+        if (rc == -EINVAL) {
+            cli_error("check: unknown gate '%s' (expected shell.chdir, editor.read, "
+                      "editor.write, editor.tui or net)",
+                      q[1]);
+            return usage_hint("check");
+        }
+    } else {
+        cli_error("check: unknown query '%s' (expected exec, read, write or gate)", kind);
+        return usage_hint("check");
+    }
+    if (rc < 0 || !*out) {
+        cli_error("check: cannot decide '%s %s': %s", kind, nq > 1 ? q[1] : "",
+                  strerror(rc < 0 ? -rc : EINVAL));
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CTX_LONG_OPTIONS,
+        {"extend", required_argument, NULL, OPT_EXTEND},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {NULL, 0, NULL, 0},
+    };
+    /* The query after '--' is the user's, not ours: getopt must not see or
+     * permute it (an 'exec grep -r' would otherwise lose its '-r'). */
+    int nopts = 1;
+    while (nopts < argc && strcmp(argv[nopts], "--") != 0)
+        nopts++;
+    char **query = nopts < argc ? argv + nopts + 1 : NULL;
+    int nquery = nopts < argc ? argc - nopts - 1 : 0;
+
+    grant_context *ctx = new_context(nopts, argv);
+    if (!ctx)
+        return CLI_EXIT_USAGE;
+    char **extends = calloc((size_t)argc, sizeof *extends);
+    if (!extends)
+        abort();
+    size_t nextends = 0;
+    bool json = false;
+    int status = CLI_EXIT_USAGE, opt;
+    grant_policy *policy = NULL;
+    grant_verdict *v = NULL;
+
+    start_options(argv);
+    while ((opt = getopt_long(nopts, argv, "h", longopts, NULL)) != -1) {
+        int r = ctx_option(ctx, opt, optarg);
+        if (r < 0)
+            goto out;
+        if (r == 0)
+            continue;
+        switch (opt) {
+        case OPT_EXTEND:
+            extends[nextends++] = optarg;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "json") == 0)
+                json = true;
+            else if (strcmp(optarg, "text") == 0)
+                json = false;
+            else {
+                cli_error("--format: unknown format '%s' (expected text or json)", optarg);
+                goto out;
+            }
+            break;
+        case 'h':
+            status = print_help(usage_check);
+            goto out;
+        default:
+            usage_hint("check");
+            goto out;
+        }
+    }
+    if (optind >= nopts) {
+        cli_error("check: missing FILE");
+        usage_hint("check");
+        goto out;
+    }
+    if (!query || nquery == 0) {
+        cli_error("check: missing the query after '--' (exec CMD..., read PATH, write PATH "
+                  "or gate NAME)");
+        usage_hint("check");
+        goto out;
+    }
+    if (compile_files(ctx, argv + optind, (size_t)(nopts - optind), extends, nextends, &policy))
+        goto out;
+    if (run_query(policy, query, nquery, &v))
+        goto out;
+    if (json) {
+        char *j = grant_verdict_json(v);
+        if (!j)
+            abort();
+        printf("%s\n", j);
+        free(j);
+    } else {
+        print_verdict_text(v, query, nquery);
+    }
+    if (fflush(stdout) != 0) {
+        cli_error("cannot write to standard output: %s", strerror(errno));
+        goto out;
+    }
+    status = grant_verdict_answer(v) == GRANT_ALLOWED ? CLI_EXIT_OK : CLI_EXIT_DIFFERENT;
+out:
+    grant_verdict_free(v);
+    grant_policy_free(policy);
+    free(extends);
+    grant_context_free(ctx);
+    return status;
+}
+
+/* ---- audit -------------------------------------------------------------- */
+
+enum { OPT_AUDIT_FAIL_ON = 0x200 };
+
+static const char usage_audit[] =
+    "Usage: grantc audit [CTX] FILE... [--extend FILE]... [--format text|json|sarif]\n"
+    "                    [--fail-on error|warning|note|none]\n"
+    "Report risks and dead rules in a policy. Each finding has a stable id, a\n"
+    "severity, the rule responsible (file:line, when there is one) and a message.\n"
+    "Host-target audits also look at this machine (Unix sockets, who can write the\n"
+    "PATH directories); other targets never touch the local filesystem.\n"
+    "\n"
+    "      --format text|json|sarif\n"
+    "                        text (default): one line per finding,\n"
+    "                          FILE:LINE: SEVERITY[ID NAME]: MESSAGE\n"
+    "                        (SEVERITY[ID NAME]: MESSAGE when it has no location),\n"
+    "                        then a summary line;\n"
+    "                        json: an array of objects with the keys file, id, line,\n"
+    "                        message, name, severity (file and line null when\n"
+    "                        unknown), canonical: sorted keys, no whitespace;\n"
+    "                        sarif: a SARIF 2.1.0 log for GitHub code scanning (file\n"
+    "                        URIs relative to the context cwd)\n"
+    "      --fail-on error|warning|note|none\n"
+    "                        exit 1 when a finding of this severity or a graver one\n"
+    "                        exists (default error; none: findings never fail)\n"
+    "      --extend FILE     join FILE into the first FILE (repeatable)\n"
+    "  -h, --help            print this help and exit\n"
+    "\n"
+    "Findings:\n"
+    "  GK001 deputy                    warning  writable exec-admitted prefix\n"
+    "  GK002 shadowed                  warning  a rule that cannot change any decision\n"
+    "  GK003 no-effect                 warning  deny/readonly outside every granted region\n"
+    "  GK004 source-writable           warning  a policy source in a writable region\n"
+    "  GK005 unix-socket               warning  a Unix socket in a readable region (host)\n"
+    "  GK006 path-writable             warning  xdg:bin or a PATH directory writable\n"
+    "  GK007 shell-capable             warning  subcommand list on a program that runs\n"
+    "                                           commands (git, find, make, env, ...)\n"
+    "  GK008 fidelity-elf-loader       note     Linux: ld.so loads readable binaries\n"
+    "  GK009 fidelity-windows-exec     note     Windows: exec has no OS filter\n"
+    "  GK010 fidelity-landlock-nesting note     Landlock alone cannot deny inside an allow\n"
+    "  GK011 fidelity-subcommands      note     argument lists are enforced by the gate only\n"
+    "  GK012 fidelity-absent-mask      note     an absent deny under a read-only bind\n"
+    "  GK013 fidelity-windows-rename   note     Windows: a rename keeps the old ACE\n"
+    "Dead rules (GK002, GK003) of a policy included along the policy path (a\n"
+    "bundled baseline, written for every context) are not reported.\n"
+    "\n"
+    "Exit status: 0 no finding at or above --fail-on; 1 some; 2 usage or input\n"
+    "error (a policy that does not compile).\n"
+    "\n" CTX_HELP;
+
+/* -1 for none: nothing fails. */
+static int parse_fail_on(const char *s, int *out)
+{
+    static const struct {
+        const char *name;
+        int level;
+    } levels[] = {
+        {"error", GRANT_SEVERITY_ERROR},
+        {"warning", GRANT_SEVERITY_WARNING},
+        {"note", GRANT_SEVERITY_NOTE},
+        {"none", -1},
+    };
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (strcmp(s, levels[i].name) == 0) {
+            *out = levels[i].level;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+static const char *audit_severity_name(grant_severity s)
+{
+    return s == GRANT_SEVERITY_ERROR ? "error" : s == GRANT_SEVERITY_WARNING ? "warning" : "note";
+}
+
+static void print_findings_text(const grant_findings *f)
+{
+    size_t n = grant_findings_count(f), count[3] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const char *id, *name, *file, *message;
+        grant_severity sev;
+        unsigned line;
+        if (grant_finding(f, i, &id, &name, &sev, &file, &line, &message) < 0)
+            continue;
+        count[sev]++;
+        if (file && line)
+            printf("%s:%u: ", file, line);
+        else if (file)
+            printf("%s: ", file);
+        printf("%s[%s %s]: %s\n", audit_severity_name(sev), id, name, message);
+    }
+    if (!n) {
+        puts("no findings");
+        return;
+    }
+    printf("%zu finding%s: %zu error%s, %zu warning%s, %zu note%s\n", n, n == 1 ? "" : "s",
+           count[GRANT_SEVERITY_ERROR], count[GRANT_SEVERITY_ERROR] == 1 ? "" : "s",
+           count[GRANT_SEVERITY_WARNING], count[GRANT_SEVERITY_WARNING] == 1 ? "" : "s",
+           count[GRANT_SEVERITY_NOTE], count[GRANT_SEVERITY_NOTE] == 1 ? "" : "s");
+}
+
+static int cmd_audit(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CTX_LONG_OPTIONS,
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"fail-on", required_argument, NULL, OPT_AUDIT_FAIL_ON},
+        {"extend", required_argument, NULL, OPT_EXTEND},
+        {NULL, 0, NULL, 0},
+    };
+    grant_context *ctx = new_context(argc, argv);
+    if (!ctx)
+        return CLI_EXIT_USAGE;
+    char **extends = calloc((size_t)argc, sizeof *extends);
+    if (!extends)
+        abort();
+    size_t nextends = 0;
+    enum { AUDIT_TEXT, AUDIT_JSON, AUDIT_SARIF } format = AUDIT_TEXT;
+    int fail_on = GRANT_SEVERITY_ERROR;
+    int status = CLI_EXIT_USAGE, opt;
+    grant_policy *policy = NULL;
+    grant_findings *findings = NULL;
+
+    start_options(argv);
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int r = ctx_option(ctx, opt, optarg);
+        if (r < 0)
+            goto out;
+        if (r == 0)
+            continue;
+        switch (opt) {
+        case OPT_FORMAT:
+            if (strcmp(optarg, "text") == 0)
+                format = AUDIT_TEXT;
+            else if (strcmp(optarg, "json") == 0)
+                format = AUDIT_JSON;
+            else if (strcmp(optarg, "sarif") == 0)
+                format = AUDIT_SARIF;
+            else {
+                cli_error("--format: unknown format '%s' (expected text, json or sarif)", optarg);
+                usage_hint("audit");
+                goto out;
+            }
+            break;
+        case OPT_AUDIT_FAIL_ON:
+            if (parse_fail_on(optarg, &fail_on) < 0) {
+                cli_error("--fail-on: unknown severity '%s' (expected error, warning, note or "
+                          "none)",
+                          optarg);
+                usage_hint("audit");
+                goto out;
+            }
+            break;
+        case OPT_EXTEND:
+            extends[nextends++] = optarg;
+            break;
+        case 'h':
+            status = print_help(usage_audit);
+            goto out;
+        default:
+            usage_hint("audit");
+            goto out;
+        }
+    }
+    if (optind >= argc) {
+        cli_error("audit: missing FILE");
+        usage_hint("audit");
+        goto out;
+    }
+    if (compile_files(ctx, argv + optind, (size_t)(argc - optind), extends, nextends, &policy))
+        goto out;
+    int rc = grant_audit(policy, &findings);
+    if (rc < 0) {
+        cli_error("cannot audit the policy: %s", strerror(-rc));
+        goto out;
+    }
+    if (format == AUDIT_TEXT) {
+        print_findings_text(findings);
+    } else {
+        char *doc = format == AUDIT_JSON ? grant_findings_json(findings)
+                                         : grant_findings_sarif(findings);
+        if (!doc)
+            abort();
+        fputs(doc, stdout);
+        fputc('\n', stdout);
+        free(doc);
+    }
+    if (fflush(stdout) != 0) {
+        cli_error("cannot write to standard output: %s", strerror(errno));
+        goto out;
+    }
+    status = CLI_EXIT_OK;
+    for (size_t i = 0; i < grant_findings_count(findings); i++) {
+        grant_severity sev;
+        if (grant_finding(findings, i, NULL, NULL, &sev, NULL, NULL, NULL) == 0 && fail_on >= 0 &&
+            (int)sev >= fail_on)
+            status = CLI_EXIT_DIFFERENT;
+    }
+out:
+    grant_findings_free(findings);
+    grant_policy_free(policy);
+    free(extends);
+    grant_context_free(ctx);
+    return status;
+}
+
+/* ---- sid ---------------------------------------------------------------- */
+
+static const char usage_sid[] =
+    "Usage: grantc sid capability|appcontainer NAME\n"
+    "Derive a Windows SID offline, for audits.\n"
+    "  capability NAME       print the capability SID of NAME (as\n"
+    "                        DeriveCapabilitySidsFromName), then its group SID on a\n"
+    "                        second line; the twelve legacy names (internetClient ...\n"
+    "                        contacts) keep S-1-15-3-1 ... S-1-15-3-12\n"
+    "  appcontainer NAME     print the AppContainer SID of a profile or package\n"
+    "                        family name (as DeriveAppContainerSidFromAppContainerName)\n"
+    "  -h, --help            print this help and exit\n"
+    "\n"
+    "NAME is upper-cased (capability) or lower-cased (appcontainer) first, with\n"
+    "Unicode simple case mapping; Windows' own table may differ outside ASCII.\n"
+    "Exit status: 0 success; 2 usage error or a NAME that is not UTF-8.\n";
+
+static int cmd_sid(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    start_options(argv);
+    /* '+': a NAME may start with '-' only after "--". */
+    while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        if (opt == 'h')
+            return print_help(usage_sid);
+        usage_hint("sid");
+        return CLI_EXIT_USAGE;
+    }
+    if (argc - optind != 2) {
+        cli_error("sid: expected capability|appcontainer and one NAME, got %d argument%s",
+                  argc - optind, argc - optind == 1 ? "" : "s");
+        usage_hint("sid");
+        return CLI_EXIT_USAGE;
+    }
+    const char *kind = argv[optind], *name = argv[optind + 1];
+    char *sid = NULL, *group = NULL;
+    int rc;
+    if (strcmp(kind, "capability") == 0) {
+        rc = grant_sid_capability(name, &sid, &group);
+    } else if (strcmp(kind, "appcontainer") == 0) {
+        rc = grant_sid_appcontainer(name, &sid);
+    } else {
+        cli_error("sid: unknown kind '%s' (expected capability or appcontainer)", kind);
+        usage_hint("sid");
+        return CLI_EXIT_USAGE;
+    }
+    if (rc < 0) {
+        cli_error("sid: cannot derive a SID from '%s': %s", name,
+                  rc == -EINVAL ? "not valid UTF-8" : strerror(-rc));
+        return CLI_EXIT_USAGE;
+    }
+    printf("%s\n", sid);
+    if (group)
+        printf("%s\n", group);
+    free(sid);
+    free(group);
+    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+}
+
+/* ---- sbpl: audit any Seatbelt profile offline (cli.md) ------------------ */
+
+static const char usage_sbpl[] =
+    "Usage: grantc sbpl eval PROFILE [-D NAME=VALUE]... [--vnode-type TYPE]\n"
+    "                        [--format text|json] (OPERATION [ARG] | --queries FILE)\n"
+    "       grantc sbpl lint PROFILE [-D NAME=VALUE]... [--format text|json]\n"
+    "Read a Seatbelt (SBPL) profile and answer what it allows, without a Mac.\n"
+    "\n"
+    "eval prints allow, deny or undecided and the deciding rule (file:line); the\n"
+    "last rule whose operation and filters match decides, as in Seatbelt. ARG is\n"
+    "a path (file-*, process-exec), a service name (mach-lookup; 'local:NAME' for\n"
+    "a local name), a sysctl name, a signal target (self, same-sandbox, others,\n"
+    "children, pgrp, parent) or an address ([tcp:|udp:]HOST:PORT, or a socket\n"
+    "path). An OPERATION ending in '*' (file-read*) asks about every operation\n"
+    "below it. Undecided means the answer depends on something unknown offline\n"
+    "(a param without a value, an import not found, a filter such as extension).\n"
+    "\n"
+    "lint reports rules shadowed by a later rule, operand-less allows, allows of\n"
+    "default, unanchored regexes, unresolved params and imports, a missing\n"
+    "default rule and /tmp, /var, /etc spellings Seatbelt never sees.\n"
+    "\n"
+    "  -D NAME=VALUE         a param, as sandbox-exec -D (IMPORT_DIR=DIR is also\n"
+    "                        searched for relative imports)\n"
+    "      --queries FILE    evaluate one query per line: OPERATION [ARG] (ARG is\n"
+    "                        the rest of the line; '#' starts a comment line;\n"
+    "                        '-' reads standard input)\n"
+    "      --vnode-type TYPE REGULAR-FILE, DIRECTORY, SYMLINK, FIFO, SOCKET,\n"
+    "                        CHARACTER-DEVICE, BLOCK-DEVICE or TTY\n"
+    "      --format text|json\n"
+    "  -h, --help            print this help and exit\n"
+    "\n"
+    "Regexes are searched anywhere in the path: #\"/\\.git(/|$)\" matches a .git at\n"
+    "any depth; only ^ and $ anchor. A relative import is looked up beside the\n"
+    "importing file, then in IMPORT_DIR.\n"
+    "Exit status: eval 0 allowed, 1 denied (with --queries: any denied), 2\n"
+    "undecided or usage or input error; lint 0 no findings, 1 findings, 2 error.\n";
+
+enum { SBPL_OPT_QUERIES = 512, SBPL_OPT_VNODE, SBPL_OPT_FORMAT };
+
+static const char *sbpl_verdict_word(grant_sbpl_verdict v)
+{
+    return v == GRANT_SBPL_ALLOW ? "allow" : v == GRANT_SBPL_DENY ? "deny" : "undecided";
+}
+
+/* One query: print its answer; returns its exit status (0/1/2). */
+static int sbpl_query(const grant_sbpl *s, const char *op, const char *arg, const char *vnode,
+                      bool json, bool *first_json)
+{
+    grant_diags *d = grant_diags_new();
+    grant_sbpl_answer *a = NULL;
+    int rc = grant_sbpl_eval(s, op, arg, vnode, d, &a);
+    cli_print_diags(d);
+    grant_diags_free(d);
+    if (rc < 0)
+        return CLI_EXIT_USAGE;
+    grant_sbpl_verdict v = grant_sbpl_answer_verdict(a);
+    if (json) {
+        char *j = grant_sbpl_answer_json(a);
+        if (first_json) {
+            fputs(*first_json ? "" : ",", stdout);
+            *first_json = false;
+        }
+        fputs("{\"answer\":", stdout);
+        fputs(j, stdout);
+        fputs(",\"query\":{\"argument\":", stdout);
+        if (arg)
+            cli_json_string(stdout, arg);
+        else
+            fputs("null", stdout);
+        fputs(",\"operation\":", stdout);
+        cli_json_string(stdout, op);
+        fputs("}}", stdout);
+        if (!first_json)
+            fputc('\n', stdout);
+        free(j);
+    } else {
+        printf("%s %s%s%s\n", sbpl_verdict_word(v), op, arg ? " " : "", arg ? arg : "");
+        const char *leaf = grant_sbpl_answer_operation(a);
+        bool other = leaf && strcmp(leaf, op) != 0 && op[strlen(op) - 1] == '*';
+        printf("  %s %s%s%s%s: %s\n", v == GRANT_SBPL_UNDECIDED ? "at" : "by",
+               grant_sbpl_answer_origin(a), other ? " (for " : "", other ? leaf : "",
+               other ? ")" : "", grant_sbpl_answer_rule(a));
+        if (grant_sbpl_answer_note(a))
+            printf("  note: %s\n", grant_sbpl_answer_note(a));
+    }
+    grant_sbpl_answer_free(a);
+    return v == GRANT_SBPL_ALLOW ? CLI_EXIT_OK : v == GRANT_SBPL_DENY ? CLI_EXIT_DIFFERENT
+                                                                     : CLI_EXIT_USAGE;
+}
+
+/* Many queries from a file: the worst status wins (undecided/error over
+ * deny over allow). */
+static int sbpl_queries(const grant_sbpl *s, const char *file, const char *vnode, bool json)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = cli_read_input(file, &text, &len);
+    if (rc < 0) {
+        cli_error("cannot read '%s': %s", file, strerror(-rc));
+        return CLI_EXIT_USAGE;
+    }
+    int status = CLI_EXIT_OK;
+    bool first = true;
+    if (json)
+        fputc('[', stdout);
+    unsigned lineno = 0;
+    for (char *line = text, *next; line && line < text + len; line = next) {
+        next = memchr(line, '\n', (size_t)(text + len - line));
+        if (next)
+            *next++ = '\0';
+        lineno++;
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t'))
+            line[--n] = '\0';
+        while (*line == ' ' || *line == '\t')
+            line++;
+        if (!*line || *line == '#')
+            continue;
+        char *arg = line + strcspn(line, " \t");
+        if (*arg) {
+            *arg++ = '\0';
+            arg += strspn(arg, " \t");
+        }
+        int st = sbpl_query(s, line, *arg ? arg : NULL, vnode, json, &first);
+        if (st == CLI_EXIT_USAGE || (st == CLI_EXIT_DIFFERENT && status == CLI_EXIT_OK))
+            status = st;
+    }
+    if (json)
+        fputs("]\n", stdout);
+    free(text);
+    return status;
+}
+
+static void sbpl_lint_json(const grant_diags *f)
+{
+    fputc('[', stdout);
+    for (size_t i = 0; i < grant_diags_count(f); i++) {
+        const char *msg = grant_diags_message(f, i);
+        char *where = grant_diags_location(f, i);
+        size_t idlen = strcspn(msg, " ");
+        const char *rest = msg[idlen] ? msg + idlen + 1 : "";
+        fputs(i ? ",{\"id\":" : "{\"id\":", stdout);
+        char id[16];
+        snprintf(id, sizeof(id), "%.*s", (int)(idlen < 15 ? idlen : 15), msg);
+        cli_json_string(stdout, id);
+        fputs(",\"location\":", stdout);
+        if (where)
+            cli_json_string(stdout, where);
+        else
+            fputs("null", stdout);
+        fputs(",\"message\":", stdout);
+        cli_json_string(stdout, rest);
+        fputs(",\"severity\":", stdout);
+        cli_json_string(stdout, grant_diags_severity(f, i) == 1 ? "warning" : "note");
+        fputc('}', stdout);
+        free(where);
+    }
+    fputs("]\n", stdout);
+}
+
+static int cmd_sbpl(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"queries", required_argument, NULL, SBPL_OPT_QUERIES},
+        {"vnode-type", required_argument, NULL, SBPL_OPT_VNODE},
+        {"format", required_argument, NULL, SBPL_OPT_FORMAT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+        return print_help(usage_sbpl);
+    if (argc < 2) {
+        cli_error("sbpl: expected eval or lint");
+        return usage_hint("sbpl");
+    }
+    if (strcmp(argv[1], "eval") != 0 && strcmp(argv[1], "lint") != 0) {
+        cli_error("sbpl: unknown action '%s' (expected eval or lint)", argv[1]);
+        return usage_hint("sbpl");
+    }
+    bool lint = strcmp(argv[1], "lint") == 0;
+    argc--;
+    argv++;
+    const char **params = calloc((size_t)argc + 1, sizeof(*params));
+    size_t nparams = 0;
+    const char *queries = NULL, *vnode = NULL;
+    bool json = false;
+    int status = CLI_EXIT_USAGE, opt;
+    grant_sbpl *s = NULL;
+    grant_diags *d = grant_diags_new();
+    if (!params)
+        abort();
+    start_options(argv);
+    while ((opt = getopt_long(argc, argv, "hD:", longopts, NULL)) != -1) {
+        if (opt == 'D') {
+            if (!strchr(optarg, '=') || optarg[0] == '=') {
+                cli_error("-D: expected NAME=VALUE, not '%s'", optarg);
+                goto out;
+            }
+            params[nparams++] = optarg;
+        } else if (opt == SBPL_OPT_QUERIES && !lint) {
+            queries = optarg;
+        } else if (opt == SBPL_OPT_VNODE && !lint) {
+            vnode = optarg;
+        } else if (opt == SBPL_OPT_FORMAT) {
+            if (strcmp(optarg, "json") == 0 || strcmp(optarg, "text") == 0) {
+                json = optarg[0] == 'j';
+            } else {
+                cli_error("--format: unknown format '%s' (expected text or json)", optarg);
+                goto out;
+            }
+        } else if (opt == 'h') {
+            status = print_help(usage_sbpl);
+            goto out;
+        } else {
+            usage_hint("sbpl");
+            goto out;
+        }
+    }
+    int rest = argc - optind;
+    if (rest < 1) {
+        cli_error("sbpl %s: expected a PROFILE", lint ? "lint" : "eval");
+        usage_hint("sbpl");
+        goto out;
+    }
+    if (lint ? rest != 1 : queries ? rest != 1 : rest < 2 || rest > 3) {
+        cli_error(lint      ? "sbpl lint: expected only PROFILE"
+                  : queries ? "sbpl eval: give either OPERATION [ARG] or --queries FILE"
+                            : "sbpl eval: expected PROFILE OPERATION [ARG]");
+        usage_hint("sbpl");
+        goto out;
+    }
+    const char *profile = argv[optind];
+    int rc = grant_sbpl_read(profile, params, nparams, 0, d, &s);
+    /* lint reports unresolved params and imports as findings: print the
+     * reader's warnings only for eval, and its errors always. */
+    if (rc < 0 || !lint)
+        cli_print_diags(d);
+    if (rc < 0) {
+        if (rc != -EPROTO && grant_diags_count(d) == 0)
+            cli_error("cannot read '%s': %s", profile, strerror(-rc));
+        goto out;
+    }
+    if (lint) {
+        grant_diags *f = grant_diags_new();
+        size_t n = grant_sbpl_lint(s, f);
+        if (json) {
+            sbpl_lint_json(f);
+        } else {
+            for (size_t i = 0; i < grant_diags_count(f); i++) {
+                char *text = grant_diags_render(f, i);
+                puts(text ? text : "");
+                free(text);
+            }
+        }
+        grant_diags_free(f);
+        status = n ? CLI_EXIT_DIFFERENT : CLI_EXIT_OK;
+    } else if (queries) {
+        status = sbpl_queries(s, queries, vnode, json);
+    } else {
+        status = sbpl_query(s, argv[optind + 1], rest == 3 ? argv[optind + 2] : NULL, vnode,
+                            json, NULL);
+    }
+    if (fflush(stdout) != 0) {
+        cli_error("cannot write to standard output: %s", strerror(errno));
+        status = CLI_EXIT_USAGE;
+    }
+out:
+    grant_sbpl_free(s);
+    grant_diags_free(d);
+    free(params);
+    return status;
+}
+
+/* ---- emit: what each OS enforces (backends.md) -------------------------- */
+
+static const char usage_emit[] =
+    "Usage: grantc emit [CTX] --backend bwrap|seatbelt|appcontainer|landlock\n"
+    "                   [--format F] FILE... [--extend FILE]...\n"
+    "Render the compiled policy for one OS backend on standard output. Fidelity\n"
+    "notes (what the backend cannot express, assumptions made offline, host paths\n"
+    "bwrap will create as mountpoints) go to standard error.\n"
+    "\n"
+    "  -b, --backend NAME    bwrap, seatbelt, appcontainer or landlock\n"
+    "  -f, --format F        bwrap: shell (default: one line, each argument quoted\n"
+    "                        only when needed), argv0 (NUL-terminated arguments, for\n"
+    "                        xargs -0) or json (an array of strings); seatbelt:\n"
+    "                        sbpl (default) or sbpl-params; appcontainer: json\n"
+    "                        (default) or powershell; landlock: json\n"
+    "      --extend FILE     join FILE into the first FILE (repeatable)\n"
+    "  -h, --help            print this help and exit\n"
+    "\n" CTX_HELP "\n"
+    "bwrap output is the arguments bwrap takes before '--' (no program name, no\n"
+    "helper, no command): namespaces, a minimal environment, mounts, masks and\n"
+    "--chdir. Landlock and seccomp are applied only by grantrun. For example:\n"
+    "  eval \"bwrap $(grantc emit --backend bwrap demo.grant) -- make\"\n"
+    "Exit status: 0 success; 2 usage or input error, an unknown format, or a\n"
+    "backend that cannot render this policy (e.g. bwrap for --target macos).\n";
+
+static int cmd_emit(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CTX_LONG_OPTIONS,
+        {"backend", required_argument, NULL, 'b'},
+        {"format", required_argument, NULL, 'f'},
+        {"extend", required_argument, NULL, OPT_EXTEND},
+        {NULL, 0, NULL, 0},
+    };
+    grant_context *ctx = new_context(argc, argv);
+    if (!ctx)
+        return CLI_EXIT_USAGE;
+    char **extends = calloc((size_t)argc, sizeof *extends);
+    if (!extends)
+        abort();
+    size_t nextends = 0;
+    const char *backend_name = NULL, *format = NULL;
+    int status = CLI_EXIT_USAGE, opt;
+    grant_policy *policy = NULL;
+    grant_diags *notes = NULL;
+    char *out = NULL;
+
+    start_options(argv);
+    while ((opt = getopt_long(argc, argv, "b:f:h", longopts, NULL)) != -1) {
+        int r = ctx_option(ctx, opt, optarg);
+        if (r < 0)
+            goto done;
+        if (r == 0)
+            continue;
+        switch (opt) {
+        case 'b':
+            backend_name = optarg;
+            break;
+        case 'f':
+            format = optarg;
+            break;
+        case OPT_EXTEND:
+            extends[nextends++] = optarg;
+            break;
+        case 'h':
+            status = print_help(usage_emit);
+            goto done;
+        default:
+            usage_hint("emit");
+            goto done;
+        }
+    }
+    grant_backend backend;
+    if (!backend_name) {
+        cli_error("emit: missing --backend (bwrap, seatbelt, appcontainer or landlock)");
+        usage_hint("emit");
+        goto done;
+    }
+    if (grant_backend_from_name(backend_name, &backend) < 0) {
+        cli_error("emit: unknown backend '%s' (expected bwrap, seatbelt, appcontainer or "
+                  "landlock)",
+                  backend_name);
+        usage_hint("emit");
+        goto done;
+    }
+    if (optind >= argc) {
+        cli_error("emit: missing FILE");
+        usage_hint("emit");
+        goto done;
+    }
+    if (compile_files(ctx, argv + optind, (size_t)(argc - optind), extends, nextends, &policy))
+        goto done;
+    notes = grant_diags_new();
+    size_t len = 0;
+    int rc = grant_emit(policy, backend, format, notes, &out, &len);
+    cli_print_diags(notes);
+    if (rc == -EINVAL) {
+        cli_error("emit: backend %s has no format '%s'", backend_name, format ? format : "");
+        usage_hint("emit");
+        goto done;
+    }
+    if (rc == -ENOTSUP) {
+        cli_error("emit: backend %s cannot render this policy (built for another OS, or not "
+                  "available in this build)",
+                  backend_name);
+        goto done;
+    }
+    if (rc < 0) {
+        cli_error("emit: %s", strerror(-rc));
+        goto done;
+    }
+    rc = cli_write_stream(stdout, out, len);
+    if (rc < 0) {
+        cli_error("cannot write to standard output: %s", strerror(-rc));
+        goto done;
+    }
+    status = CLI_EXIT_OK;
+done:
+    free(out);
+    grant_diags_free(notes);
+    grant_policy_free(policy);
+    free(extends);
+    grant_context_free(ctx);
+    return status;
+}
+
+/* ---- main --------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
@@ -690,11 +1558,16 @@ int main(int argc, char **argv)
         return cmd_fmt(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return cmd_compare(argc - 1, argv + 1);
-    for (size_t i = 0; i < sizeof future_commands / sizeof future_commands[0]; i++)
-        if (strcmp(cmd, future_commands[i]) == 0) {
-            cli_error("'%s' is not implemented yet", cmd);
-            return CLI_EXIT_USAGE;
-        }
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "audit") == 0)
+        return cmd_audit(argc - 1, argv + 1);
+    if (strcmp(cmd, "sid") == 0)
+        return cmd_sid(argc - 1, argv + 1);
+    if (strcmp(cmd, "sbpl") == 0)
+        return cmd_sbpl(argc - 1, argv + 1);
+    if (strcmp(cmd, "emit") == 0)
+        return cmd_emit(argc - 1, argv + 1);
     if (cmd[0] == '-')
         cli_usage_error("unrecognized option '%s' (options follow the COMMAND)", cmd);
     else

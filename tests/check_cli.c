@@ -677,11 +677,12 @@ START_TEST(usage_errors)
         {{"fmt", "/nonexistent/grantkit/x.grant"}, "cannot read"},
         {{"compare", "MIN"}, "expected two policies"},
         {{"compare", "--format", "xml", "MIN", "MIN"}, "unknown format 'xml'"},
-        {{"emit", "--backend", "bwrap", "MIN"}, "'emit' is not implemented yet"},
-        {{"check"}, "'check' is not implemented yet"},
-        {{"audit"}, "'audit' is not implemented yet"},
-        {{"sbpl"}, "'sbpl' is not implemented yet"},
-        {{"sid"}, "'sid' is not implemented yet"},
+        {{"emit", "MIN"}, "emit: missing --backend"},
+        {{"emit", "--backend", "nope", "MIN"}, "unknown backend 'nope'"},
+        {{"check"}, "check: missing FILE"},
+        {{"audit"}, "audit: missing FILE"},
+        {{"sbpl"}, "sbpl: expected eval or lint"},
+        {{"sid"}, "sid: expected capability|appcontainer"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *args[7] = {NULL};
