@@ -19,7 +19,7 @@
 
 /* ---- the compiled fs index ------------------------------------------------ */
 
-enum { F_IMPLICIT_READ = 1, F_IMPLICIT_WRITE = 2, F_SOURCE = 4 };
+enum { F_IMPLICIT_READ = 1, F_IMPLICIT_WRITE = 2, F_SOURCE = 4, F_DEVICE = 8 };
 #define GK_INDEX_MAX_LAYERS 64
 #define GK_MAX_DEPTH 256
 
@@ -95,6 +95,18 @@ static slot *index_slot(gk_gate_index *ix, const char *key)
     return s;
 }
 
+/* A device node is granted itself, not a path below it (/dev/null/x);
+ * /dev/shm is a directory and grants its contents. */
+static bool device_is_dir(const char *d)
+{
+    return strcmp(d, "/dev/shm") == 0;
+}
+
+static unsigned device_flag(const char *d)
+{
+    return device_is_dir(d) ? F_IMPLICIT_WRITE : F_DEVICE;
+}
+
 static const char *own(gk_gate_index *ix, char *s)
 {
     gk_strvec_push_take(&ix->owned, s);
@@ -152,7 +164,7 @@ static gk_gate_index *index_build(const grant_policy *p)
     for (size_t i = 0; i < im->write.n; i++)
         index_slot(ix, own(ix, gk_strdup(im->write.v[i])))->flags |= F_IMPLICIT_WRITE;
     for (size_t i = 0; i < im->devices.n; i++)
-        index_slot(ix, own(ix, gk_strdup(im->devices.v[i])))->flags |= F_IMPLICIT_WRITE;
+        index_slot(ix, own(ix, gk_strdup(im->devices.v[i])))->flags |= device_flag(im->devices.v[i]);
     if (im->proc)
         index_slot(ix, own(ix, gk_strdup("/proc")))->flags |= F_IMPLICIT_READ;
     for (size_t i = 0; i < ix->sources.n; i++)
@@ -209,7 +221,8 @@ static masks lookup(const gk_gate_index *ix, const char *p)
                 m.write |= s->write;
                 m.deny |= s->deny;
                 m.ro |= s->ro;
-                m.flags |= s->flags;
+                /* A device counts only for the path that names it. */
+                m.flags |= p[i + 1] == '\0' ? s->flags : (s->flags & ~(unsigned)F_DEVICE);
             }
         }
     }
@@ -229,13 +242,17 @@ static const char *within_which(const gk_strvec *v, const char *p)
 
 static const char *implicit_entry(const gk_implicit *im, const char *p, grant_op op, bool *write)
 {
-    const gk_strvec *lists[2] = {&im->write, &im->devices};
-    for (int l = 0; l < 2; l++)
-        for (size_t i = 0; i < lists[l]->n; i++)
-            if (gk_path_within(p, lists[l]->v[i])) {
-                *write = true;
-                return lists[l]->v[i];
-            }
+    for (size_t i = 0; i < im->write.n; i++)
+        if (gk_path_within(p, im->write.v[i])) {
+            *write = true;
+            return im->write.v[i];
+        }
+    for (size_t i = 0; i < im->devices.n; i++)
+        if (device_is_dir(im->devices.v[i]) ? gk_path_within(p, im->devices.v[i])
+                                            : strcmp(p, im->devices.v[i]) == 0) {
+            *write = true;
+            return im->devices.v[i];
+        }
     if (op == GRANT_OP_WRITE)
         return NULL;
     *write = false;
@@ -295,8 +312,9 @@ static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, gran
         return GRANT_DENIED;
     if (op == GRANT_OP_WRITE && (m.ro & ix->fs_layers))
         return GRANT_DENIED;
-    bool implicit = op == GRANT_OP_READ ? (m.flags & (F_IMPLICIT_READ | F_IMPLICIT_WRITE)) != 0
-                                        : (m.flags & F_IMPLICIT_WRITE) != 0;
+    bool implicit = op == GRANT_OP_READ
+                        ? (m.flags & (F_IMPLICIT_READ | F_IMPLICIT_WRITE | F_DEVICE)) != 0
+                        : (m.flags & (F_IMPLICIT_WRITE | F_DEVICE)) != 0;
     if (!implicit && (ix->restricted & ~(op == GRANT_OP_READ ? m.read : m.write)))
         return GRANT_DENIED;
     (void)p;

@@ -45,9 +45,12 @@ void gk_implicit_for(const grant_context *ctx, gk_implicit *out)
     } else if (strcmp(out->target, "macos") == 0) {
         for (size_t i = 0; i < N(macos_read); i++)
             gk_strvec_push(&out->read, macos_read[i]);
+        /* The devices the Seatbelt base lets a program write (backends.md). */
         gk_strvec_push(&out->devices, "/dev/null");
         gk_strvec_push(&out->devices, "/dev/zero");
         gk_strvec_push(&out->devices, "/dev/tty");
+        gk_strvec_push(&out->devices, "/dev/dtracehelper");
+        gk_strvec_push(&out->devices, "/dev/ptmx");
     } else {
         for (size_t i = 0; i < N(windows_read); i++)
             gk_strvec_push(&out->read, windows_read[i]);

@@ -319,6 +319,7 @@ void gk_buf_printf(gk_buf *b, const char *fmt, ...)
 char *gk_buf_steal(gk_buf *b, size_t *len)
 {
     gk_buf_reserve(b, 0);
+    b->data[b->len] = '\0'; /* a buffer never written to is "" too */
     char *d = b->data;
     if (len)
         *len = b->len;
