@@ -739,8 +739,13 @@ static grant_answer projection_fs(const gk_projection *pr, grant_op op, const ch
     if (in_regions(op == GRANT_OP_WRITE ? &pr->write : &pr->read, p, false))
         return GRANT_ALLOWED;
     const gk_implicit *im = &pr->implicit;
-    if (listed(&im->write, p) || listed(&im->devices, p))
+    if (listed(&im->write, p))
         return GRANT_ALLOWED;
+    /* A device node is granted itself; /dev/shm is a directory. */
+    for (size_t i = 0; i < im->devices.n; i++)
+        if (strcmp(im->devices.v[i], "/dev/shm") == 0 ? gk_path_within(p, im->devices.v[i])
+                                                       : strcmp(p, im->devices.v[i]) == 0)
+            return GRANT_ALLOWED;
     if (op == GRANT_OP_READ && (listed(&im->read, p) || (im->proc && gk_path_within(p, "/proc"))))
         return GRANT_ALLOWED;
     return GRANT_DENIED;
