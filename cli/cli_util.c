@@ -128,6 +128,8 @@ static char *dir_of(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
+static int write_atomic_at(const char *path, const char *data, size_t len);
+
 static mode_t mode_for(const char *path)
 {
     struct stat st;
@@ -139,7 +141,34 @@ static mode_t mode_for(const char *path)
     return 0666 & ~mask;
 }
 
+/* Not a regular file (/dev/null, a fifo, a terminal): renaming a temporary
+ * file over it would replace the device itself, so write to it directly. */
+static int write_special(const char *path, const char *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    int rc = write_all(fd, data, len);
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
 int cli_write_atomic(const char *path, const char *data, size_t len)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return write_special(path, data, len);
+    /* A symlink to a file: replace the file, keep the link. */
+    char *resolved = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (resolved = realpath(path, NULL)))
+        path = resolved;
+    int rc = write_atomic_at(path, data, len);
+    free(resolved);
+    return rc;
+}
+
+static int write_atomic_at(const char *path, const char *data, size_t len)
 {
     char *dir = dir_of(path);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;

@@ -369,6 +369,26 @@ int gk_read_file(const char *path, char **out, size_t *len)
 
 int gk_write_file_atomic(const char *path, const char *data, size_t len)
 {
+    /* Renaming over a device (/dev/null) would replace it: write in place. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+            return -errno;
+        int err = 0;
+        for (size_t off = 0; off < len;) {
+            ssize_t w = write(fd, data + off, len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                err = -errno;
+                break;
+            }
+            off += (size_t)w;
+        }
+        close(fd);
+        return err;
+    }
     gk_autofree char *tmp = gk_printf("%s.tmpXXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -275,6 +276,52 @@ START_TEST(compile_output_file_is_the_ir)
     run_free(&again);
     run_free(&dash);
     free(out);
+    rm_tree(dir);
+    free(src);
+}
+END_TEST
+
+/* -o onto something that is not a regular file (a fifo, as /dev/null is a
+ * device) writes into it; a rename would replace the node itself. And -o
+ * through a symlink replaces the file and keeps the link. */
+START_TEST(compile_output_to_special_files)
+{
+    char *src = gk_test_path("policies/base/minimal.grant");
+    char *dir = make_tmpdir();
+    char *fifo = gk_path_join(dir, "fifo");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    /* Hold both ends so grantc's open does not block; the IR fits the pipe. */
+    int fd = open(fifo, O_RDWR | O_NONBLOCK);
+    ck_assert_int_ge(fd, 0);
+    run_result to_fifo = GRANTC("compile", LINUX_CTX, "-o", fifo, src);
+    ck_assert_msg(to_fifo.status == 0, "exit %d: %s", to_fifo.status, to_fifo.err);
+    struct stat st;
+    ck_assert_int_eq(lstat(fifo, &st), 0);
+    ck_assert_msg(S_ISFIFO(st.st_mode), "the fifo was replaced");
+    char buf[65536];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    ck_assert_int_gt(n, 0);
+    buf[n] = '\0';
+    run_result to_stdout = GRANTC("compile", LINUX_CTX, src);
+    ck_assert_str_eq(buf, to_stdout.out);
+    close(fd);
+
+    char *file = gk_path_join(dir, "real.json"), *link = gk_path_join(dir, "link.json");
+    write_text(file, "old\n");
+    ck_assert_int_eq(symlink("real.json", link), 0);
+    run_result via_link = GRANTC("compile", LINUX_CTX, "-o", link, src);
+    ck_assert_int_eq(via_link.status, 0);
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert_msg(S_ISLNK(st.st_mode), "the symlink was replaced");
+    char *written = read_text(file);
+    ck_assert_str_eq(written, to_stdout.out);
+    free(written);
+    run_free(&to_fifo);
+    run_free(&to_stdout);
+    run_free(&via_link);
+    free(file);
+    free(link);
+    free(fifo);
     rm_tree(dir);
     free(src);
 }
@@ -925,6 +972,7 @@ static Suite *cli_suite(void)
     tcase_add_test(t, compile_bad_file_reports_and_writes_nothing);
     tcase_add_test(t, compile_missing_file);
     tcase_add_test(t, compile_output_file_is_the_ir);
+    tcase_add_test(t, compile_output_to_special_files);
     tcase_add_test(t, compile_pretty);
     tcase_add_test(t, compile_extend);
     tcase_add_test(t, compile_reads_compiled_ir);
