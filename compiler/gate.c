@@ -240,8 +240,26 @@ static const char *within_which(const gk_strvec *v, const char *p)
     return NULL;
 }
 
+/* macOS pseudo-terminal slaves (/dev/ttys000...) are numbered devices the
+ * Seatbelt base grants (backends.md); no fixed list can name them. */
+static bool macos_pseudo_tty(const gk_implicit *im, const char *p)
+{
+    /* No devices listed: the policy was compiled with --no-implicit. */
+    if (!im->target || strcmp(im->target, "macos") != 0 || !im->devices.n ||
+        !gk_has_prefix(p, "/dev/ttys") || !p[9])
+        return false;
+    for (const char *c = p + 9; *c; c++)
+        if (*c < '0' || *c > '9')
+            return false;
+    return true;
+}
+
 static const char *implicit_entry(const gk_implicit *im, const char *p, grant_op op, bool *write)
 {
+    if (macos_pseudo_tty(im, p)) {
+        *write = true;
+        return p;
+    }
     for (size_t i = 0; i < im->write.n; i++)
         if (gk_path_within(p, im->write.v[i])) {
             *write = true;
@@ -315,6 +333,8 @@ static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, gran
     bool implicit = op == GRANT_OP_READ
                         ? (m.flags & (F_IMPLICIT_READ | F_IMPLICIT_WRITE | F_DEVICE)) != 0
                         : (m.flags & (F_IMPLICIT_WRITE | F_DEVICE)) != 0;
+    if (!implicit && macos_pseudo_tty(&ix->implicit, path))
+        implicit = true;
     if (!implicit && (ix->restricted & ~(op == GRANT_OP_READ ? m.read : m.write)))
         return GRANT_DENIED;
     (void)p;
