@@ -155,7 +155,9 @@ static const path_shape deny_shapes[] = {
     {"~/.secret/k", ""}, {"cwd:/out/o", "/.git/config"}, {"/etc/bench/e", ""},
 };
 
-static void emit_fs_path(FILE *f, rule_kind k, size_t i)
+/* root: prefix of every absolute path ("" for none); sigil paths (~, cwd:,
+ * tempdir:, xdg:) follow the context, so they take none. */
+static void emit_fs_path(FILE *f, rule_kind k, size_t i, const char *root)
 {
     const path_shape *shape;
     switch (k) {
@@ -164,10 +166,10 @@ static void emit_fs_path(FILE *f, rule_kind k, size_t i)
     case R_FS_READONLY: shape = &readonly_shapes[i % 3]; break;
     default: shape = &deny_shapes[i % 3]; break;
     }
-    fprintf(f, "%s%05zu%s", shape->pre, i, shape->post);
+    fprintf(f, "%s%s%05zu%s", shape->pre[0] == '/' ? root : "", shape->pre, i, shape->post);
 }
 
-static void emit_rule(FILE *f, rule_kind k, gen_rng *r, gen_pools *p)
+static void emit_rule(FILE *f, rule_kind k, gen_rng *r, gen_pools *p, const char *root)
 {
     size_t n = pick_ntargets(r);
     fputs("        ", f);
@@ -186,23 +188,26 @@ static void emit_rule(FILE *f, rule_kind k, gen_rng *r, gen_pools *p)
     case R_DENY_FILE:
         fputs(k == R_ALLOW_FILE ? "allow" : "deny ", f);
         for (size_t i = 0; i < n; i++)
-            fprintf(f, " /opt/tools/bin/t%05zu", pool_take(&p->files, r));
+            fprintf(f, " %s/opt/tools/bin/t%05zu", root, pool_take(&p->files, r));
         break;
     case R_ALLOW_FILE_SUBCMDS:
-        fprintf(f, "allow /opt/tools/bin/t%05zu", pool_take(&p->files, r));
+        fprintf(f, "allow %s/opt/tools/bin/t%05zu", root, pool_take(&p->files, r));
         emit_subcmds(f, r);
         break;
     case R_ALLOW_DIR:
         fputs("allow", f);
         for (size_t i = 0; i < n; i++) {
             size_t d = pool_take(&p->dirs, r);
-            fprintf(f, d % 2 ? " /opt/pkg%05zu/bin/" : " xdg:data/pkg%05zu/bin/", d);
+            if (d % 2)
+                fprintf(f, " %s/opt/pkg%05zu/bin/", root, d);
+            else
+                fprintf(f, " xdg:data/pkg%05zu/bin/", d);
         }
         break;
     case R_DENY_DIR:
         fputs("deny ", f);
         for (size_t i = 0; i < n; i++)
-            fprintf(f, " /opt/bad%05zu/bin/", pool_take(&p->dirs, r));
+            fprintf(f, " %s/opt/bad%05zu/bin/", root, pool_take(&p->dirs, r));
         break;
     case R_DENY_MATCH:
         fprintf(f, "deny  match \"^bad%05zu-[a-z]+[0-9]*$\"", pool_take(&p->patterns, r));
@@ -215,7 +220,7 @@ static void emit_rule(FILE *f, rule_kind k, gen_rng *r, gen_pools *p)
         fputs(kw[k - R_FS_READ], f);
         for (size_t i = 0; i < n; i++) {
             fputc(' ', f);
-            emit_fs_path(f, k, pool_take(&p->paths, r));
+            emit_fs_path(f, k, pool_take(&p->paths, r), root);
         }
         break;
     }
@@ -225,8 +230,35 @@ static void emit_rule(FILE *f, rule_kind k, gen_rng *r, gen_pools *p)
     fputs(";\n", f);
 }
 
+/* The rules every layer of a `shared` stack starts with: broad regions
+ * and one bin dir that the layers' own rules refine, as the base policies
+ * a real stack includes do. Without them almost no query would pass five
+ * independently drawn layers. */
+#define GEN_SHARED_RULES 3
+
+static void emit_shared_exec(FILE *f, const char *root)
+{
+    fprintf(f, "        allow    %s/usr/bin/;\n", root);
+}
+
+static void emit_shared_fs(FILE *f, const char *root)
+{
+    fprintf(f, "        read     ~ %s/srv/data %s/usr/share/bench %s/etc/bench;\n", root, root, root);
+    fputs("        write    cwd:/out tempdir: ~/work xdg:cache;\n", f);
+}
+
 void gen_policy_layers(uint64_t seed, size_t rules, size_t layers, gen_policy *out)
 {
+    gen_policy_layers_opts(seed, rules, layers, NULL, out);
+}
+
+void gen_policy_layers_opts(uint64_t seed, size_t rules, size_t layers, const gen_opts *opts,
+                            gen_policy *out)
+{
+    static const gen_opts defaults = {NULL, false};
+    if (!opts)
+        opts = &defaults;
+    const char *root = opts->root ? opts->root : "";
     memset(out, 0, sizeof(*out));
     if (layers == 0)
         layers = 1;
@@ -248,6 +280,8 @@ void gen_policy_layers(uint64_t seed, size_t rules, size_t layers, gen_policy *o
     for (size_t l = 0; l < layers; l++) {
         gen_file *gf = &out->files[l];
         size_t quota = rules / layers + (l < rules % layers ? 1 : 0);
+        size_t shared = opts->shared ? GEN_SHARED_RULES : 0;
+        size_t drawn = quota > shared ? quota - shared : 0;
         if (l == 0)
             gf->name = strdup("policy.grant");
         else if (asprintf(&gf->name, "layer%zu.grant", l) < 0)
@@ -262,8 +296,8 @@ void gen_policy_layers(uint64_t seed, size_t rules, size_t layers, gen_policy *o
 
         /* Draw every rule first, then print exec rules and fs rules in
          * their sections, so the file reads like a hand-written one. */
-        rule_kind *kinds = xcalloc(quota, sizeof(rule_kind));
-        for (size_t i = 0; i < quota; i++)
+        rule_kind *kinds = xcalloc(drawn, sizeof(rule_kind));
+        for (size_t i = 0; i < drawn; i++)
             kinds[i] = pick_kind(&r);
 
         char *buf = NULL;
@@ -279,13 +313,17 @@ void gen_policy_layers(uint64_t seed, size_t rules, size_t layers, gen_policy *o
             for (size_t j = 1; j < layers; j++)
                 fprintf(f, "    include \"./layer%zu.grant\";\n", j);
         fputs("    exec {\n", f);
-        for (size_t i = 0; i < quota; i++)
+        if (shared)
+            emit_shared_exec(f, root);
+        for (size_t i = 0; i < drawn; i++)
             if (is_exec_kind(kinds[i]))
-                emit_rule(f, kinds[i], &r, &p);
+                emit_rule(f, kinds[i], &r, &p, root);
         fputs("    }\n    fs {\n", f);
-        for (size_t i = 0; i < quota; i++)
+        if (shared)
+            emit_shared_fs(f, root);
+        for (size_t i = 0; i < drawn; i++)
             if (!is_exec_kind(kinds[i]))
-                emit_rule(f, kinds[i], &r, &p);
+                emit_rule(f, kinds[i], &r, &p, root);
         fputs("    }\n", f);
         if (l == 0)
             fputs("    net deny;\n    shell { chdir allow; }\n", f);
@@ -297,8 +335,8 @@ void gen_policy_layers(uint64_t seed, size_t rules, size_t layers, gen_policy *o
             abort();
         gf->text = buf;
         gf->len = len;
-        gf->rules = quota;
-        out->rules += quota;
+        gf->rules = drawn + shared;
+        out->rules += drawn + shared;
         out->bytes += gf->len;
         free(kinds);
     }

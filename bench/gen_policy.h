@@ -9,6 +9,7 @@
 #ifndef GK_BENCH_GEN_POLICY_H
 #define GK_BENCH_GEN_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,24 @@ typedef struct gen_policy {
  * files. The same seed always gives the same bytes. Every file compiles
  * without errors (no target is given two verdicts within one file). */
 void gen_policy_layers(uint64_t seed, size_t rules, size_t layers, gen_policy *out);
+
+/* Variations for benchmarks that look at the paths (bench_gate). */
+typedef struct gen_opts {
+    /* Prefix of every absolute path the rules name (/srv/data/..,
+     * /opt/tools/bin/.., /opt/pkg../bin/), so that a benchmark can create
+     * them under a temp dir; sigil paths follow the freeze context. NULL or
+     * "": none (gen_policy_layers). Must not end in '/'. */
+    const char *root;
+    /* Every layer starts with three rules all layers share: `allow
+     * ROOT/usr/bin/`, `read ~ ROOT/srv/data ROOT/usr/share/bench
+     * ROOT/etc/bench` and `write cwd:/out tempdir: ~/work xdg:cache`, which
+     * the drawn rules refine. They count towards `rules`. */
+    bool shared;
+} gen_opts;
+
+/* gen_policy_layers with options (NULL: the defaults, same bytes). */
+void gen_policy_layers_opts(uint64_t seed, size_t rules, size_t layers, const gen_opts *opts,
+                            gen_policy *out);
 
 /* A typical hand-sized policy of 30 rules, in the style of the spec's
  * example, in one file without includes. */
