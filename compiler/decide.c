@@ -36,21 +36,60 @@ static void why_set(gk_why *w, const char *origin, char *rule, char *identity)
 }
 
 /* The deepest region of r holding p (real spelling, or either): the most
- * specific rule is the one a person wants to see. */
+ * specific rule is the one a person wants to see; ties go to the first in
+ * sorted order. Real spellings are found by a binary search per ancestor,
+ * deepest first; only the aliased regions (path != real) are scanned. */
+static long first_real(const gk_regions *r, const char *key, size_t len)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *k = r->v[mid].p.real;
+        int c = strncmp(k, key, len);
+        if (c == 0 && k[len] != '\0')
+            c = 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->n && strncmp(r->v[lo].p.real, key, len) == 0 && r->v[lo].p.real[len] == '\0'
+               ? (long)lo
+               : -1;
+}
+
 static const gk_region *region_holding(const gk_regions *r, const char *p, bool both)
 {
-    const gk_region *best = NULL;
-    size_t best_len = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        const char *hit = gk_path_within(p, r->v[i].p.real) ? r->v[i].p.real
-                          : both && gk_path_within(p, r->v[i].p.path) ? r->v[i].p.path
-                                                                        : NULL;
-        if (hit && (!best || strlen(hit) > best_len)) {
-            best = &r->v[i];
-            best_len = strlen(hit);
+    long best = -1;
+    size_t best_len = 0, len = strlen(p);
+    for (;;) {
+        size_t l = len == 0 ? 1 : len;
+        long i = first_real(r, p, l);
+        if (i >= 0) {
+            best = i;
+            best_len = l;
+            break;
         }
+        if (len <= 1)
+            break;
+        while (len > 0 && p[len - 1] != '/')
+            len--;
+        if (len > 1)
+            len--;
     }
-    return best;
+    if (both)
+        for (size_t i = 0; i < r->n; i++) {
+            const gk_fpath *f = &r->v[i].p;
+            if (strcmp(f->path, f->real) == 0 || gk_path_within(p, f->real) ||
+                !gk_path_within(p, f->path))
+                continue;
+            size_t hl = strlen(f->path);
+            if (hl > best_len || (hl == best_len && (long)i < best)) {
+                best = (long)i;
+                best_len = hl;
+            }
+        }
+    return best < 0 ? NULL : &r->v[best];
 }
 
 int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool implicit,

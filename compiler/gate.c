@@ -356,6 +356,34 @@ static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, g
     const char *im = implicit_entry(&ix->implicit, path, op, &im_write);
     gk_why why = {0};
     const gk_frame *last = NULL;
+    /* The index says which layer decides (the first that denies, else the
+     * last with an opinion): explain only that one. */
+    masks m = v && ix->usable ? lookup(ix, path) : (masks){0};
+    if (v && ix->usable && m.ok) {
+        uint64_t grants = op == GRANT_OP_READ ? m.read : m.write;
+        for (size_t l = 0; l < p->stack.n; l++) {
+            uint64_t bit = 1ULL << l;
+            if (!(ix->fs_layers & bit))
+                continue;
+            if ((m.deny & bit) || (op == GRANT_OP_WRITE && (m.ro & bit)) ||
+                ((ix->restricted & bit) && !im && !(grants & bit))) {
+                const gk_frame *f = p->stack.v[l];
+                if (gk_frame_decide_fs_why(f, op, path, im != NULL, &why) != 0) {
+                    /* The index and the frame disagree (a bug): fold every
+                     * layer, so the answer is the frames' own. */
+                    gk_why_clear(&why);
+                    last = NULL;
+                    goto fold_every_layer;
+                }
+                verdict_from_why(v, GRANT_DENIED, f, &why);
+                gk_why_clear(&why);
+                return GRANT_DENIED;
+            }
+            last = p->stack.v[l];
+        }
+        goto explain_allowed;
+    }
+fold_every_layer:
     for (size_t l = 0; l < p->stack.n; l++) {
         const gk_frame *f = p->stack.v[l];
         int d = gk_frame_decide_fs_why(f, op, path, im != NULL, v ? &why : NULL);
@@ -371,6 +399,7 @@ static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, g
     gk_why_clear(&why);
     if (!v)
         return GRANT_ALLOWED;
+explain_allowed:
     if (!last) {
         verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
                     gk_strdup(path), NULL);
@@ -752,9 +781,31 @@ const char *grant_verdict_hint(const grant_verdict *v)
     return v ? v->hint : NULL;
 }
 
+/* JSON strings are UTF-8; a path need not be. Invalid bytes become U+FFFD
+ * rather than losing the key (jansson refuses invalid UTF-8). */
 static json_t *jstr_or_null(const char *s)
 {
-    return s ? json_string(s) : json_null();
+    if (!s)
+        return json_null();
+    if (gk_utf8_valid(s, strlen(s)))
+        return json_string(s);
+    gk_buf b = {0};
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
+                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+        size_t avail = strnlen((const char *)p, 4);
+        if (n && n <= avail && gk_utf8_valid((const char *)p, n)) {
+            gk_buf_add(&b, (const char *)p, n);
+            p += n;
+        } else {
+            gk_buf_puts(&b, "\xEF\xBF\xBD");
+            p++;
+        }
+    }
+    json_t *j = json_string(b.data ? b.data : "");
+    gk_buf_free(&b);
+    return j;
 }
 
 char *grant_verdict_json(const grant_verdict *v)
