@@ -180,39 +180,15 @@ static const gk_entry *dir_holding(const gk_entries *dirs, const char *p)
             if (len > 1)
                 len--; /* the separator, except for the root */
             buf[len == 0 ? 1 : len] = '\0';
-            size_t lo = 0, hi = dirs->n;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(dirs->v[mid].key, buf);
-                if (c == 0)
-                    return &dirs->v[mid];
-                if (c < 0)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            const gk_entry *e = gk_entries_find(dirs, buf);
+            if (e)
+                return e;
         }
         return NULL;
     }
     for (size_t i = 0; i < dirs->n; i++)
         if (strcmp(p, dirs->v[i].key) != 0 && gk_path_within(p, dirs->v[i].key))
             return &dirs->v[i];
-    return NULL;
-}
-
-static const gk_entry *entry_find(const gk_entries *e, const char *key)
-{
-    size_t lo = 0, hi = e->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(e->v[mid].key, key);
-        if (c == 0)
-            return &e->v[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     return NULL;
 }
 
@@ -234,15 +210,15 @@ static bool vetoed(const gk_exec_dim *x, const char *const ids[3], gk_why *why)
             continue;
         const char *base = gk_basename(id);
         const gk_entry *e;
-        if ((e = entry_find(&x->veto_names, id))) {
+        if ((e = gk_entries_find(&x->veto_names, id))) {
             why_set(why, e->origin, gk_printf("deny %s", e->key), identity_text(k, id, false));
             return true;
         }
-        if (base != id && (e = entry_find(&x->veto_names, base))) {
+        if (base != id && (e = gk_entries_find(&x->veto_names, base))) {
             why_set(why, e->origin, gk_printf("deny %s", e->key), identity_text(k, id, true));
             return true;
         }
-        if ((e = entry_find(&x->veto_files, id))) {
+        if ((e = gk_entries_find(&x->veto_files, id))) {
             why_set(why, e->origin, gk_printf("deny %s", e->key), identity_text(k, id, false));
             return true;
         }

@@ -94,20 +94,25 @@ void gk_entries_add(gk_entries *e, const char *key, const char *origin)
     GK_VEC_PUSH(e->v, e->n, e->cap, x);
 }
 
-bool gk_entries_has(const gk_entries *e, const char *key)
+const gk_entry *gk_entries_find(const gk_entries *e, const char *key)
 {
     size_t lo = 0, hi = e->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int c = strcmp(e->v[mid].key, key);
         if (c == 0)
-            return true;
+            return &e->v[mid];
         if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return false;
+    return NULL;
+}
+
+bool gk_entries_has(const gk_entries *e, const char *key)
+{
+    return gk_entries_find(e, key) != NULL;
 }
 
 gk_admit *gk_admits_find(const gk_admits *a, const char *key)
@@ -246,7 +251,7 @@ static int region_cmp(const void *a, const void *b)
     return gk_fpath_cmp(&((const gk_region *)a)->p, &((const gk_region *)b)->p);
 }
 
-static void regions_canon(gk_regions *r)
+void gk_regions_sort_unique(gk_regions *r)
 {
     if (r->n < 2)
         return;
@@ -298,10 +303,10 @@ void gk_frame_canonicalize(gk_frame *f)
     /* write implies read */
     for (size_t i = 0; i < f->fs.write.n; i++)
         gk_regions_add(&f->fs.read, &f->fs.write.v[i].p, f->fs.write.v[i].origin);
-    regions_canon(&f->fs.read);
-    regions_canon(&f->fs.write);
-    regions_canon(&f->fs.readonly);
-    regions_canon(&f->fs.deny);
+    gk_regions_sort_unique(&f->fs.read);
+    gk_regions_sort_unique(&f->fs.write);
+    gk_regions_sort_unique(&f->fs.readonly);
+    gk_regions_sort_unique(&f->fs.deny);
     if (!f->has_fs || !f->fs.restricted) {
         regions_free(&f->fs.read);
         regions_free(&f->fs.write);

@@ -128,6 +128,9 @@ GK_HIDDEN void gk_entries_add(gk_entries *e, const char *key, const char *origin
 GK_HIDDEN void gk_regions_add(gk_regions *r, const gk_fpath *p, const char *origin); /* copies */
 GK_HIDDEN gk_admit *gk_admits_find(const gk_admits *a, const char *key);
 GK_HIDDEN bool gk_entries_has(const gk_entries *e, const char *key);
+GK_HIDDEN const gk_entry *gk_entries_find(const gk_entries *e, const char *key); /* sorted e */
+/* Sort by (real, path) and drop duplicates: the canonical order. */
+GK_HIDDEN void gk_regions_sort_unique(gk_regions *r);
 /* Is p within some region of r, matching each region's real spelling (and,
  * when both_spellings, its surface spelling too)? r must be canonical
  * (sorted by real): the test looks up each ancestor of p, so it costs

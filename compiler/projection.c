@@ -72,28 +72,6 @@ void gk_implicit_for(const grant_context *ctx, gk_implicit *out)
     gk_strvec_sort_unique(&out->read);
 }
 
-static int region_cmp(const void *a, const void *b)
-{
-    return gk_fpath_cmp(&((const gk_region *)a)->p, &((const gk_region *)b)->p);
-}
-
-static void regions_sort_unique(gk_regions *r)
-{
-    if (r->n < 2)
-        return;
-    qsort(r->v, r->n, sizeof(*r->v), region_cmp);
-    size_t w = 1;
-    for (size_t i = 1; i < r->n; i++) {
-        if (gk_fpath_cmp(&r->v[i].p, &r->v[w - 1].p) == 0) {
-            gk_fpath_free(&r->v[i].p);
-            free(r->v[i].origin);
-        } else {
-            r->v[w++] = r->v[i];
-        }
-    }
-    r->n = w;
-}
-
 /* Keep each candidate region every restricting layer grants, then drop the
  * ones nested inside another kept one: the intersection of unions of
  * prefixes is the union of the deeper member of each overlapping pair, and
@@ -118,7 +96,7 @@ static void effective(gk_regions *out, const gk_stack *s, bool write)
                 gk_regions_add(&kept, &r->v[k].p, r->v[k].origin);
         }
     }
-    regions_sort_unique(&kept);
+    gk_regions_sort_unique(&kept);
     for (size_t c = 0; c < kept.n; c++) {
         char *parent = gk_path_parent(kept.v[c].p.real);
         bool nested = parent && gk_regions_contain(&kept, parent, false);
@@ -369,10 +347,10 @@ gk_projection *gk_projection_build(const grant_policy *p)
     }
     unite(&pr->readonly, s, true);
     unite(&pr->deny, s, false);
-    regions_sort_unique(&pr->read);
-    regions_sort_unique(&pr->write);
-    regions_sort_unique(&pr->readonly);
-    regions_sort_unique(&pr->deny);
+    gk_regions_sort_unique(&pr->read);
+    gk_regions_sort_unique(&pr->write);
+    gk_regions_sort_unique(&pr->readonly);
+    gk_regions_sort_unique(&pr->deny);
     pinned_dirs(pr);
     pr->net = gk_decide_gate(s, "net") == GK_TRI_TRUE;
     exec_lists(pr, p);
