@@ -35,6 +35,16 @@ static void why_set(gk_why *w, const char *origin, char *rule, char *identity)
     w->identity = identity;
 }
 
+/* a + b, without printf: a check builds a rule on every explained call. */
+static char *concat(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    char *s = gk_malloc(na + nb + 1);
+    memcpy(s, a, na);
+    memcpy(s + na, b, nb + 1);
+    return s;
+}
+
 /* The deepest region of r holding p (real spelling, or either): the most
  * specific rule is the one a person wants to see; ties go to the first in
  * sorted order. Real spellings are found by a binary search per ancestor,
@@ -101,20 +111,20 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
     if (gk_regions_contain(&f->fs.deny, p, true)) {
         if (why) {
             const gk_region *r = region_holding(&f->fs.deny, p, true);
-            why_set(why, r->origin, gk_printf("deny %s", r->p.path), gk_strdup(p));
+            why_set(why, r->origin, concat("deny ", r->p.path), NULL);
         }
         return 0;
     }
     if (op == GRANT_OP_WRITE && gk_regions_contain(&f->fs.readonly, p, true)) {
         if (why) {
             const gk_region *r = region_holding(&f->fs.readonly, p, true);
-            why_set(why, r->origin, gk_printf("readonly %s", r->p.path), gk_strdup(p));
+            why_set(why, r->origin, concat("readonly ", r->p.path), NULL);
         }
         return 0;
     }
     if (!f->fs.restricted) {
         if (why)
-            why_set(why, f->origin, gk_strdup("no deny or readonly entry applies"), gk_strdup(p));
+            why_set(why, f->origin, gk_strdup("no deny or readonly entry applies"), NULL);
         return 1;
     }
     /* Grants match on the canonical spelling only. */
@@ -124,8 +134,7 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
             const gk_region *r = region_holding(grants, p, false);
             /* A readable region may have been written as `write X`. */
             bool written = op == GRANT_OP_WRITE || gk_regions_contain(&f->fs.write, r->p.real, false);
-            why_set(why, r->origin, gk_printf("%s %s", written ? "write" : "read", r->p.path),
-                    gk_strdup(p));
+            why_set(why, r->origin, concat(written ? "write " : "read ", r->p.path), NULL);
         }
         return 1;
     }
@@ -133,8 +142,9 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
         return 1; /* the gate names the implicit grant */
     if (why)
         why_set(why, f->origin,
-                gk_printf("no %s region contains it", op == GRANT_OP_WRITE ? "write" : "read"),
-                gk_strdup(p));
+                gk_strdup(op == GRANT_OP_WRITE ? "no write region contains it"
+                                               : "no read region contains it"),
+                NULL);
     return 0;
 }
 

@@ -288,10 +288,9 @@ void gk_verdict_clear(grant_verdict *v)
 {
     if (!v)
         return;
-    free(v->origin);
-    free(v->layer);
     free(v->rule);
-    free(v->identity);
+    if (v->identity != v->path)
+        free(v->identity);
     free(v->path);
     free(v->hint);
     memset(v, 0, sizeof(*v));
@@ -302,8 +301,8 @@ static void verdict_set(grant_verdict *v, grant_answer a, const char *origin, co
 {
     gk_verdict_clear(v);
     v->answer = a;
-    v->origin = gk_strdup(origin);
-    v->layer = gk_strdup(layer);
+    v->origin = origin;
+    v->layer = layer;
     v->rule = rule;
     v->identity = identity;
     v->hint = hint;
@@ -316,6 +315,14 @@ static void verdict_from_why(grant_verdict *v, grant_answer a, const gk_frame *f
 }
 
 /* ---- fs -------------------------------------------------------------------- */
+
+static const char *implicit_origin(const grant_context *ctx)
+{
+    const char *t = gk_target_name(ctx);
+    return strcmp(t, "macos") == 0 ? "implicit:macos"
+           : strcmp(t, "windows") == 0 ? "implicit:windows"
+                                       : "implicit:linux";
+}
 
 static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, grant_op op,
                             const char *path, bool *decided)
@@ -348,8 +355,8 @@ static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, g
     if (source) {
         if (v)
             verdict_set(v, GRANT_DENIED, "policy-source", NULL,
-                        gk_printf("readonly %s (a source of this policy)", source),
-                        gk_strdup(path), gk_strdup("edit the policy outside the sandbox"));
+                        gk_printf("readonly %s (a source of this policy)", source), NULL,
+                        gk_strdup("edit the policy outside the sandbox"));
         return GRANT_DENIED;
     }
     bool im_write = false;
@@ -402,7 +409,7 @@ fold_every_layer:
 explain_allowed:
     if (!last) {
         verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
-                    gk_strdup(path), NULL);
+                    NULL, NULL);
         return GRANT_ALLOWED;
     }
     /* The last layer with an opinion names its grant, unless only the
@@ -410,10 +417,8 @@ explain_allowed:
     if (gk_frame_decide_fs_why(last, op, path, false, &why) == 1) {
         verdict_from_why(v, GRANT_ALLOWED, last, &why);
     } else {
-        gk_autofree char *origin = gk_printf("implicit:%s", gk_target_name(p->ctx));
-        verdict_set(v, GRANT_ALLOWED, origin, NULL,
-                    gk_printf("implicit %s %s", im_write ? "write" : "read", im), gk_strdup(path),
-                    NULL);
+        verdict_set(v, GRANT_ALLOWED, implicit_origin(p->ctx), NULL,
+                    gk_printf("implicit %s %s", im_write ? "write" : "read", im), NULL, NULL);
     }
     gk_why_clear(&why);
     return GRANT_ALLOWED;
@@ -425,8 +430,8 @@ grant_answer gk_gate_fs(const grant_policy *p, grant_op op, const char *path, gr
     if (strcmp(path, "/dev/null") == 0) {
         if (v) {
             verdict_set(v, GRANT_ALLOWED, "discard", NULL,
-                        gk_strdup("/dev/null needs no authority"), gk_strdup(path), NULL);
-            v->path = gk_strdup(path);
+                        gk_strdup("/dev/null needs no authority"), NULL, NULL);
+            v->path = v->identity = gk_strdup(path);
         }
         return GRANT_ALLOWED;
     }
@@ -439,6 +444,8 @@ grant_answer gk_gate_fs(const grant_policy *p, grant_op op, const char *path, gr
     grant_answer a = fs_explain(p, ix, op, path, v);
     if (v && !v->path)
         v->path = gk_strdup(path);
+    if (v && !v->identity)
+        v->identity = v->path; /* for fs the identity is the resolved path */
     return a;
 }
 

@@ -6,7 +6,8 @@
  * decided and which identity matched. The projection and every backend
  * derive from these answers.
  *
- * Ownership: a grant_verdict owns its strings (grant_verdict_free). The
+ * Ownership: a grant_verdict owns its rule, identity, path and hint; its
+ * origin and layer are borrowed from the policy (free the verdict first). The
  * compiled index (gk_gate_index) belongs to its grant_policy: built on the
  * first check and freed with the policy; a policy may be shared between
  * threads once it has answered one check.
@@ -18,11 +19,13 @@
 
 struct grant_verdict {
     grant_answer answer;
-    char *origin;   /* "file:line", "implicit:linux", "discard", "policy-source", "no-opinion" */
-    char *layer;    /* deciding layer's name, or NULL */
-    char *rule;     /* the rule in grant syntax, or a sentence for an absence */
-    char *identity; /* the identity that matched */
-    char *path;     /* resolved path (fs) or canonical file (exec) */
+    /* Borrowed from the policy's frames or static: a verdict lives no
+     * longer than its policy (grant.h), and a check allocates less. */
+    const char *origin; /* "file:line", "implicit:linux", "discard", "policy-source", "no-opinion" */
+    const char *layer;  /* deciding layer's name, or NULL */
+    char *rule;         /* the rule in grant syntax, or a sentence for an absence */
+    char *identity;     /* the identity that matched (== path for fs: not freed twice) */
+    char *path;         /* resolved path (fs) or canonical file (exec) */
     char *hint;
 };
 

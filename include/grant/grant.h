@@ -179,6 +179,8 @@ GRANT_API int grant_check_exec_query(const grant_policy *p, const grant_exec_que
 /* gate: shell.chdir, editor.read, editor.write, editor.tui, net. */
 GRANT_API int grant_check_gate(const grant_policy *p, const char *gate, grant_verdict **out);
 
+/* A verdict refers to its policy's rule origins and layer names: free it
+ * (grant_verdict_free) before the policy. */
 GRANT_API void grant_verdict_free(grant_verdict *v);
 GRANT_API grant_answer grant_verdict_answer(const grant_verdict *v);
 /* "file:line" of the deciding rule; or "implicit:<target>", "discard",
