@@ -87,7 +87,7 @@ static const gk_region *region_holding(const gk_regions *r, const char *p, bool 
         if (len > 1)
             len--;
     }
-    if (both)
+    if (both && r->aliased)
         for (size_t i = 0; i < r->n; i++) {
             const gk_fpath *f = &r->v[i].p;
             if (strcmp(f->path, f->real) == 0 || gk_path_within(p, f->real) ||
@@ -146,6 +146,21 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
                                                : "no read region contains it"),
                 NULL);
     return 0;
+}
+
+int gk_frame_grant_why(const gk_frame *f, grant_op op, const char *p, gk_why *why)
+{
+    if (!f->fs.restricted) {
+        why_set(why, f->origin, gk_strdup("no deny or readonly entry applies"), NULL);
+        return 1;
+    }
+    const gk_regions *grants = op == GRANT_OP_WRITE ? &f->fs.write : &f->fs.read;
+    const gk_region *r = region_holding(grants, p, false);
+    if (!r)
+        return 0;
+    bool written = op == GRANT_OP_WRITE || gk_regions_contain(&f->fs.write, r->p.real, false);
+    why_set(why, r->origin, concat(written ? "write " : "read ", r->p.path), NULL);
+    return 1;
 }
 
 int gk_frame_decide_fs(const gk_frame *f, grant_op op, const char *p)

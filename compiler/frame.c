@@ -135,6 +135,8 @@ void gk_regions_add(gk_regions *r, const gk_fpath *p, const char *origin)
 {
     gk_region x = {{gk_strdup(p->path), gk_strdup(p->real)}, gk_strdup(origin)};
     GK_VEC_PUSH(r->v, r->n, r->cap, x);
+    if (strcmp(p->path, p->real) != 0)
+        r->aliased++;
 }
 
 /* Index of the first region whose real spelling equals key, or -1. */
@@ -173,7 +175,7 @@ bool gk_regions_contain(const gk_regions *r, const char *p, bool both_spellings)
         if (len > 1)
             len--; /* drop the '/' too, except for the root */
     }
-    if (both_spellings)
+    if (both_spellings && r->aliased)
         for (size_t i = 0; i < r->n; i++)
             if (strcmp(r->v[i].p.path, r->v[i].p.real) != 0 &&
                 gk_path_within(p, r->v[i].p.path))
@@ -266,6 +268,9 @@ void gk_regions_sort_unique(gk_regions *r)
         }
     }
     r->n = w;
+    r->aliased = 0;
+    for (size_t k = 0; k < r->n; k++)
+        r->aliased += strcmp(r->v[k].p.path, r->v[k].p.real) != 0;
 }
 
 static void compile_patterns(gk_exec_dim *x)

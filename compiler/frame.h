@@ -62,6 +62,8 @@ typedef struct gk_region {
 typedef struct gk_regions {
     gk_region *v;
     size_t n, cap;
+    size_t aliased;       /* entries whose path differs from real: the only
+                           * ones a surface-spelling match has to scan */
 } gk_regions;
 
 typedef struct gk_fs_dim {
@@ -177,6 +179,10 @@ GK_HIDDEN void gk_why_clear(gk_why *w);
 GK_HIDDEN int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *real_path,
                                      bool implicit, gk_why *why);
 GK_HIDDEN int gk_frame_decide_exec_why(const gk_frame *f, const grant_exec_query *q, gk_why *why);
+/* Name the region of f granting op on p, when it is known that no deny or
+ * readonly entry of f applies: 1 (why filled; "no deny or readonly entry
+ * applies" for an unrestricted section) or 0 when no region grants. */
+GK_HIDDEN int gk_frame_grant_why(const gk_frame *f, grant_op op, const char *p, gk_why *why);
 GK_HIDDEN gk_tri gk_frame_gate(const gk_frame *f, const char *gate);
 /* Does a veto of f (name, file, dir or pattern) hit any identity of q? */
 GK_HIDDEN bool gk_frame_vetoes(const gk_frame *f, const grant_exec_query *q);

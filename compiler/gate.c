@@ -349,8 +349,76 @@ static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, gran
 }
 
 static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, grant_op op,
-                               const char *path, grant_verdict *v)
+                               const char *path, grant_verdict *v, bool use_index);
+
+static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_index *ix,
+                                       grant_op op, const char *path, grant_verdict *v,
+                                       const masks *m)
 {
+    const char *source = op == GRANT_OP_WRITE && (m->flags & F_SOURCE)
+                             ? within_which(&ix->sources, path)
+                             : NULL;
+    if (source) {
+        verdict_set(v, GRANT_DENIED, "policy-source", NULL,
+                    gk_printf("readonly %s (a source of this policy)", source), NULL,
+                    gk_strdup("edit the policy outside the sandbox"));
+        return GRANT_DENIED;
+    }
+    bool implicit = op == GRANT_OP_READ
+                        ? (m->flags & (F_IMPLICIT_READ | F_IMPLICIT_WRITE | F_DEVICE)) != 0
+                        : (m->flags & (F_IMPLICIT_WRITE | F_DEVICE)) != 0;
+    implicit = implicit || macos_pseudo_tty(&ix->implicit, path);
+    uint64_t grants = op == GRANT_OP_READ ? m->read : m->write;
+    gk_why why = {0};
+    const gk_frame *last = NULL;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        uint64_t bit = 1ULL << l;
+        if (!(ix->fs_layers & bit))
+            continue;
+        const gk_frame *f = p->stack.v[l];
+        if ((m->deny & bit) || (op == GRANT_OP_WRITE && (m->ro & bit)) ||
+            ((ix->restricted & bit) && !implicit && !(grants & bit))) {
+            if (gk_frame_decide_fs_why(f, op, path, implicit, &why) != 0) {
+                /* The index and the frame disagree (a bug): fold every
+                 * layer, so the answer is the frames' own. */
+                gk_why_clear(&why);
+                return fs_explain(p, ix, op, path, v, false);
+            }
+            verdict_from_why(v, GRANT_DENIED, f, &why);
+            gk_why_clear(&why);
+            return GRANT_DENIED;
+        }
+        last = f;
+    }
+    if (!last) {
+        verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
+                    NULL, NULL);
+        return GRANT_ALLOWED;
+    }
+    /* The last layer with an opinion names its grant, unless only the
+     * implicit grant of the target covers the path there. */
+    if (gk_frame_grant_why(last, op, path, &why) == 1) {
+        verdict_from_why(v, GRANT_ALLOWED, last, &why);
+    } else {
+        bool im_write = false;
+        const char *im = implicit_entry(&ix->implicit, path, op, &im_write);
+        verdict_set(v, GRANT_ALLOWED, implicit_origin(p->ctx), NULL,
+                    gk_printf("implicit %s %s", im_write ? "write" : "read", im ? im : path),
+                    NULL, NULL);
+    }
+    gk_why_clear(&why);
+    return GRANT_ALLOWED;
+}
+
+static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, grant_op op,
+                               const char *path, grant_verdict *v, bool use_index)
+{
+    /* The index says which layer decides (the first that denies, else the
+     * last with an opinion): explain only that one, and look the implicit
+     * grant and the sources up only when they matter. */
+    masks m = v && use_index && ix->usable ? lookup(ix, path) : (masks){0};
+    if (v && use_index && ix->usable && m.ok)
+        return fs_explain_indexed(p, ix, op, path, v, &m);
     const char *source = op == GRANT_OP_WRITE ? within_which(&ix->sources, path) : NULL;
     if (source) {
         if (v)
@@ -363,34 +431,6 @@ static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, g
     const char *im = implicit_entry(&ix->implicit, path, op, &im_write);
     gk_why why = {0};
     const gk_frame *last = NULL;
-    /* The index says which layer decides (the first that denies, else the
-     * last with an opinion): explain only that one. */
-    masks m = v && ix->usable ? lookup(ix, path) : (masks){0};
-    if (v && ix->usable && m.ok) {
-        uint64_t grants = op == GRANT_OP_READ ? m.read : m.write;
-        for (size_t l = 0; l < p->stack.n; l++) {
-            uint64_t bit = 1ULL << l;
-            if (!(ix->fs_layers & bit))
-                continue;
-            if ((m.deny & bit) || (op == GRANT_OP_WRITE && (m.ro & bit)) ||
-                ((ix->restricted & bit) && !im && !(grants & bit))) {
-                const gk_frame *f = p->stack.v[l];
-                if (gk_frame_decide_fs_why(f, op, path, im != NULL, &why) != 0) {
-                    /* The index and the frame disagree (a bug): fold every
-                     * layer, so the answer is the frames' own. */
-                    gk_why_clear(&why);
-                    last = NULL;
-                    goto fold_every_layer;
-                }
-                verdict_from_why(v, GRANT_DENIED, f, &why);
-                gk_why_clear(&why);
-                return GRANT_DENIED;
-            }
-            last = p->stack.v[l];
-        }
-        goto explain_allowed;
-    }
-fold_every_layer:
     for (size_t l = 0; l < p->stack.n; l++) {
         const gk_frame *f = p->stack.v[l];
         int d = gk_frame_decide_fs_why(f, op, path, im != NULL, v ? &why : NULL);
@@ -406,7 +446,6 @@ fold_every_layer:
     gk_why_clear(&why);
     if (!v)
         return GRANT_ALLOWED;
-explain_allowed:
     if (!last) {
         verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
                     NULL, NULL);
@@ -441,7 +480,7 @@ grant_answer gk_gate_fs(const grant_policy *p, grant_op op, const char *path, gr
         if (decided)
             return a;
     }
-    grant_answer a = fs_explain(p, ix, op, path, v);
+    grant_answer a = fs_explain(p, ix, op, path, v, true);
     if (v && !v->path)
         v->path = gk_strdup(path);
     if (v && !v->identity)
