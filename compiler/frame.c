@@ -490,6 +490,17 @@ static bool add_exec_rule(gk_frame *f, const grant_context *ctx, const gk_exec_r
                               : tg->kind == GK_T_DIR  ? &x->veto_dirs
                                                       : &x->veto_match;
             gk_entries_add(dst, key, origin);
+            /* A veto binds the file, not one spelling of it: `deny /bin/bash`
+             * must stop /usr/bin/bash where /bin is a link to usr/bin (and
+             * /private/var/x where /var is /private/var on macOS). The
+             * canonical spelling is a second entry; admission stays with
+             * the spelling as written. */
+            if (tg->kind == GK_T_PATH || tg->kind == GK_T_DIR) {
+                char *canon = gk_canonicalize(ctx, key);
+                if (canon && strcmp(canon, key) != 0)
+                    gk_entries_add(dst, canon, origin);
+                free(canon);
+            }
         }
         free(key);
     }
