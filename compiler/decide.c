@@ -102,6 +102,8 @@ static const gk_region *region_holding(const gk_regions *r, const char *p, bool 
     return best < 0 ? NULL : &r->v[best];
 }
 
+static bool written_as_write(const gk_frame *f, const gk_region *r);
+
 int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool implicit,
                            gk_why *why)
 {
@@ -133,7 +135,7 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
         if (why) {
             const gk_region *r = region_holding(grants, p, false);
             /* A readable region may have been written as `write X`. */
-            bool written = op == GRANT_OP_WRITE || gk_regions_contain(&f->fs.write, r->p.real, false);
+            bool written = op == GRANT_OP_WRITE || written_as_write(f, r);
             why_set(why, r->origin, concat(written ? "write " : "read ", r->p.path), NULL);
         }
         return 1;
@@ -148,6 +150,18 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
     return 0;
 }
 
+/* Is this very region (both spellings) also a write region of the frame?
+ * A readable region written as `write X` is named so in a reason. */
+static bool written_as_write(const gk_frame *f, const gk_region *r)
+{
+    long i = first_real(&f->fs.write, r->p.real, strlen(r->p.real));
+    for (; i >= 0 && (size_t)i < f->fs.write.n && strcmp(f->fs.write.v[i].p.real, r->p.real) == 0;
+         i++)
+        if (strcmp(f->fs.write.v[i].p.path, r->p.path) == 0)
+            return true;
+    return false;
+}
+
 int gk_frame_grant_why(const gk_frame *f, grant_op op, const char *p, gk_why *why)
 {
     if (!f->fs.restricted) {
@@ -158,7 +172,7 @@ int gk_frame_grant_why(const gk_frame *f, grant_op op, const char *p, gk_why *wh
     const gk_region *r = region_holding(grants, p, false);
     if (!r)
         return 0;
-    bool written = op == GRANT_OP_WRITE || gk_regions_contain(&f->fs.write, r->p.real, false);
+    bool written = op == GRANT_OP_WRITE || written_as_write(f, r);
     why_set(why, r->origin, concat(written ? "write " : "read ", r->p.path), NULL);
     return 1;
 }
