@@ -29,7 +29,18 @@ typedef struct slot {
     uint64_t hash;
     uint64_t read, write, deny, ro;
     unsigned flags;
+    uint32_t refs;   /* 1 + index of the first region ref at this key, 0: none */
 } slot;
+
+/* Which region of which layer sits at a key: lets an explanation name the
+ * deciding rule without searching the layer's lists. */
+enum { K_READ, K_WRITE, K_DENY, K_RO };
+typedef struct region_ref {
+    const gk_region *r;
+    uint32_t layer;
+    uint32_t kind;
+    uint32_t next;   /* 1 + index of the next ref at the same key, 0: none */
+} region_ref;
 
 typedef struct gk_gate_index {
     bool usable;            /* false: more layers than bits, explain-path only */
@@ -37,6 +48,8 @@ typedef struct gk_gate_index {
     size_t cap, n;
     uint64_t fs_layers, restricted;
     gk_strvec owned;        /* keys not owned by a frame: implicit, sources */
+    region_ref *refs;
+    size_t nrefs, caprefs;
     gk_strvec sources;      /* resolved source files */
     gk_implicit implicit;
 } gk_gate_index;
@@ -124,6 +137,11 @@ static void index_regions(gk_gate_index *ix, const gk_regions *r, size_t layer, 
             uint64_t *m = which == 0 ? &s->read : which == 1 ? &s->write : which == 2 ? &s->deny
                                                                                        : &s->ro;
             *m |= bit;
+            if (k == 1 && strcmp(spellings[0], spellings[1]) == 0)
+                continue; /* one ref per region and key */
+            region_ref ref = {&r->v[i], (uint32_t)layer, (uint32_t)which, s->refs};
+            GK_VEC_PUSH(ix->refs, ix->nrefs, ix->caprefs, ref);
+            s->refs = (uint32_t)ix->nrefs;
         }
     }
 }
@@ -178,6 +196,7 @@ void gk_gate_index_free(void *index)
     if (!ix)
         return;
     free(ix->slots);
+    free(ix->refs);
     gk_strvec_free(&ix->owned);
     gk_strvec_free(&ix->sources);
     gk_strvec_free(&ix->implicit.read);
@@ -228,6 +247,65 @@ static masks lookup(const gk_gate_index *ix, const char *p)
     }
     m.ok = true;
     return m;
+}
+
+/* The slots at p's ancestors that exist, shallow to deep. */
+static size_t path_slots(const gk_gate_index *ix, const char *p, const slot **out, size_t max)
+{
+    size_t n = 0;
+    if (!ix->cap)
+        return 0;
+    uint64_t h = FNV_BASIS;
+    for (size_t i = 0; p[i] && n < max; i++) {
+        h = fnv_step(h, (unsigned char)p[i]);
+        if ((i == 0 || p[i + 1] == '/' || p[i + 1] == '\0') && !(p[i] == '/' && i > 0)) {
+            const slot *s = index_find(ix, p, i + 1, h);
+            if (s->key)
+                out[n++] = s;
+        }
+    }
+    return n;
+}
+
+/* The deepest region of a layer and kind holding the path (ties: the first
+ * in the layer's sorted list), and the slot it was found at. */
+static const gk_region *deepest_ref(const gk_gate_index *ix, const slot *const *slots, size_t n,
+                                    size_t layer, unsigned kind, const slot **at)
+{
+    for (size_t k = n; k-- > 0;) {
+        const gk_region *best = NULL;
+        for (uint32_t i = slots[k]->refs; i; i = ix->refs[i - 1].next) {
+            const region_ref *rf = &ix->refs[i - 1];
+            if (rf->layer == layer && rf->kind == kind && (!best || rf->r < best))
+                best = rf->r;
+        }
+        if (best) {
+            *at = slots[k];
+            return best;
+        }
+    }
+    return NULL;
+}
+
+/* Is there a write region of the layer spelled exactly as r at that key? */
+static bool written_at(const gk_gate_index *ix, const slot *at, size_t layer, const gk_region *r)
+{
+    for (uint32_t i = at->refs; i; i = ix->refs[i - 1].next) {
+        const region_ref *rf = &ix->refs[i - 1];
+        if (rf->layer == layer && rf->kind == K_WRITE && strcmp(rf->r->p.path, r->p.path) == 0 &&
+            strcmp(rf->r->p.real, r->p.real) == 0)
+            return true;
+    }
+    return false;
+}
+
+static char *concat2(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    char *s = gk_malloc(na + nb + 1);
+    memcpy(s, a, na);
+    memcpy(s + na, b, nb + 1);
+    return s;
 }
 
 /* ---- implicit grants --------------------------------------------------- */
@@ -369,26 +447,39 @@ static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_inde
                         : (m->flags & (F_IMPLICIT_WRITE | F_DEVICE)) != 0;
     implicit = implicit || macos_pseudo_tty(&ix->implicit, path);
     uint64_t grants = op == GRANT_OP_READ ? m->read : m->write;
-    gk_why why = {0};
+    const slot *slots[GK_MAX_DEPTH];
+    size_t nslots = path_slots(ix, path, slots, GK_MAX_DEPTH);
+    const slot *at = NULL;
     const gk_frame *last = NULL;
+    size_t last_l = 0;
     for (size_t l = 0; l < p->stack.n; l++) {
         uint64_t bit = 1ULL << l;
         if (!(ix->fs_layers & bit))
             continue;
         const gk_frame *f = p->stack.v[l];
-        if ((m->deny & bit) || (op == GRANT_OP_WRITE && (m->ro & bit)) ||
-            ((ix->restricted & bit) && !implicit && !(grants & bit))) {
-            if (gk_frame_decide_fs_why(f, op, path, implicit, &why) != 0) {
-                /* The index and the frame disagree (a bug): fold every
-                 * layer, so the answer is the frames' own. */
-                gk_why_clear(&why);
+        const gk_region *r = NULL;
+        const char *word = NULL;
+        if (m->deny & bit) {
+            r = deepest_ref(ix, slots, nslots, l, K_DENY, &at);
+            word = "deny ";
+        } else if (op == GRANT_OP_WRITE && (m->ro & bit)) {
+            r = deepest_ref(ix, slots, nslots, l, K_RO, &at);
+            word = "readonly ";
+        } else if ((ix->restricted & bit) && !implicit && !(grants & bit)) {
+            verdict_set(v, GRANT_DENIED, f->origin, f->name,
+                        gk_strdup(op == GRANT_OP_WRITE ? "no write region contains it"
+                                                       : "no read region contains it"),
+                        NULL, NULL);
+            return GRANT_DENIED;
+        }
+        if (word) {
+            if (!r) /* the index and the frame disagree (a bug): fold the frames */
                 return fs_explain(p, ix, op, path, v, false);
-            }
-            verdict_from_why(v, GRANT_DENIED, f, &why);
-            gk_why_clear(&why);
+            verdict_set(v, GRANT_DENIED, r->origin, f->name, concat2(word, r->p.path), NULL, NULL);
             return GRANT_DENIED;
         }
         last = f;
+        last_l = l;
     }
     if (!last) {
         verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
@@ -397,8 +488,17 @@ static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_inde
     }
     /* The last layer with an opinion names its grant, unless only the
      * implicit grant of the target covers the path there. */
-    if (gk_frame_grant_why(last, op, path, &why) == 1) {
-        verdict_from_why(v, GRANT_ALLOWED, last, &why);
+    const gk_region *g = last->fs.restricted
+                             ? deepest_ref(ix, slots, nslots, last_l,
+                                           op == GRANT_OP_WRITE ? K_WRITE : K_READ, &at)
+                             : NULL;
+    if (!last->fs.restricted) {
+        verdict_set(v, GRANT_ALLOWED, last->origin, last->name,
+                    gk_strdup("no deny or readonly entry applies"), NULL, NULL);
+    } else if (g) {
+        bool written = op == GRANT_OP_WRITE || written_at(ix, at, last_l, g);
+        verdict_set(v, GRANT_ALLOWED, g->origin, last->name,
+                    concat2(written ? "write " : "read ", g->p.path), NULL, NULL);
     } else {
         bool im_write = false;
         const char *im = implicit_entry(&ix->implicit, path, op, &im_write);
@@ -406,7 +506,6 @@ static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_inde
                     gk_printf("implicit %s %s", im_write ? "write" : "read", im ? im : path),
                     NULL, NULL);
     }
-    gk_why_clear(&why);
     return GRANT_ALLOWED;
 }
 
