@@ -35,46 +35,17 @@ static void why_set(gk_why *w, const char *origin, char *rule, char *identity)
     w->identity = identity;
 }
 
-/* a + b, without printf: a check builds a rule on every explained call. */
-static char *concat(const char *a, const char *b)
-{
-    size_t na = strlen(a), nb = strlen(b);
-    char *s = gk_malloc(na + nb + 1);
-    memcpy(s, a, na);
-    memcpy(s + na, b, nb + 1);
-    return s;
-}
-
 /* The deepest region of r holding p (real spelling, or either): the most
  * specific rule is the one a person wants to see; ties go to the first in
  * sorted order. Real spellings are found by a binary search per ancestor,
  * deepest first; only the aliased regions (path != real) are scanned. */
-static long first_real(const gk_regions *r, const char *key, size_t len)
-{
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const char *k = r->v[mid].p.real;
-        int c = strncmp(k, key, len);
-        if (c == 0 && k[len] != '\0')
-            c = 1;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->n && strncmp(r->v[lo].p.real, key, len) == 0 && r->v[lo].p.real[len] == '\0'
-               ? (long)lo
-               : -1;
-}
-
 static const gk_region *region_holding(const gk_regions *r, const char *p, bool both)
 {
     long best = -1;
     size_t best_len = 0, len = strlen(p);
     for (;;) {
         size_t l = len == 0 ? 1 : len;
-        long i = first_real(r, p, l);
+        long i = gk_regions_first_real(r, p, l);
         if (i >= 0) {
             best = i;
             best_len = l;
@@ -113,14 +84,14 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
     if (gk_regions_contain(&f->fs.deny, p, true)) {
         if (why) {
             const gk_region *r = region_holding(&f->fs.deny, p, true);
-            why_set(why, r->origin, concat("deny ", r->p.path), NULL);
+            why_set(why, r->origin, gk_concat("deny ", r->p.path), NULL);
         }
         return 0;
     }
     if (op == GRANT_OP_WRITE && gk_regions_contain(&f->fs.readonly, p, true)) {
         if (why) {
             const gk_region *r = region_holding(&f->fs.readonly, p, true);
-            why_set(why, r->origin, concat("readonly ", r->p.path), NULL);
+            why_set(why, r->origin, gk_concat("readonly ", r->p.path), NULL);
         }
         return 0;
     }
@@ -136,7 +107,7 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
             const gk_region *r = region_holding(grants, p, false);
             /* A readable region may have been written as `write X`. */
             bool written = op == GRANT_OP_WRITE || written_as_write(f, r);
-            why_set(why, r->origin, concat(written ? "write " : "read ", r->p.path), NULL);
+            why_set(why, r->origin, gk_concat(written ? "write " : "read ", r->p.path), NULL);
         }
         return 1;
     }
@@ -154,27 +125,12 @@ int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *p, bool i
  * A readable region written as `write X` is named so in a reason. */
 static bool written_as_write(const gk_frame *f, const gk_region *r)
 {
-    long i = first_real(&f->fs.write, r->p.real, strlen(r->p.real));
+    long i = gk_regions_first_real(&f->fs.write, r->p.real, strlen(r->p.real));
     for (; i >= 0 && (size_t)i < f->fs.write.n && strcmp(f->fs.write.v[i].p.real, r->p.real) == 0;
          i++)
         if (strcmp(f->fs.write.v[i].p.path, r->p.path) == 0)
             return true;
     return false;
-}
-
-int gk_frame_grant_why(const gk_frame *f, grant_op op, const char *p, gk_why *why)
-{
-    if (!f->fs.restricted) {
-        why_set(why, f->origin, gk_strdup("no deny or readonly entry applies"), NULL);
-        return 1;
-    }
-    const gk_regions *grants = op == GRANT_OP_WRITE ? &f->fs.write : &f->fs.read;
-    const gk_region *r = region_holding(grants, p, false);
-    if (!r)
-        return 0;
-    bool written = op == GRANT_OP_WRITE || written_as_write(f, r);
-    why_set(why, r->origin, concat(written ? "write " : "read ", r->p.path), NULL);
-    return 1;
 }
 
 int gk_frame_decide_fs(const gk_frame *f, grant_op op, const char *p)

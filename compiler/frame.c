@@ -140,7 +140,7 @@ void gk_regions_add(gk_regions *r, const gk_fpath *p, const char *origin)
 }
 
 /* Index of the first region whose real spelling equals key, or -1. */
-static long regions_find_real(const gk_regions *r, const char *key, size_t len)
+long gk_regions_first_real(const gk_regions *r, const char *key, size_t len)
 {
     size_t lo = 0, hi = r->n;
     while (lo < hi) {
@@ -149,14 +149,14 @@ static long regions_find_real(const gk_regions *r, const char *key, size_t len)
         int c = strncmp(k, key, len);
         if (c == 0 && k[len] != '\0')
             c = 1;
-        if (c == 0)
-            return (long)mid;
         if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return -1;
+    return lo < r->n && strncmp(r->v[lo].p.real, key, len) == 0 && r->v[lo].p.real[len] == '\0'
+               ? (long)lo
+               : -1;
 }
 
 bool gk_regions_contain(const gk_regions *r, const char *p, bool both_spellings)
@@ -166,7 +166,7 @@ bool gk_regions_contain(const gk_regions *r, const char *p, bool both_spellings)
     /* Every prefix of p ending at a component boundary, p itself first. */
     size_t len = strlen(p);
     for (;;) {
-        if (regions_find_real(r, p, len == 0 ? 1 : len) >= 0)
+        if (gk_regions_first_real(r, p, len == 0 ? 1 : len) >= 0)
             return true;
         if (len <= 1)
             break;

@@ -138,6 +138,9 @@ GK_HIDDEN void gk_regions_sort_unique(gk_regions *r);
  * (sorted by real): the test looks up each ancestor of p, so it costs
  * O(depth * log n) rather than a scan. */
 GK_HIDDEN bool gk_regions_contain(const gk_regions *r, const char *p, bool both_spellings);
+/* Index of the first region (sorted r) whose real spelling is key[0..len),
+ * or -1. */
+GK_HIDDEN long gk_regions_first_real(const gk_regions *r, const char *key, size_t len);
 
 /* Build the frame of one validated AST: freezes every path (errors go to
  * diags). Returns NULL when any path failed to freeze. */
@@ -179,10 +182,6 @@ GK_HIDDEN void gk_why_clear(gk_why *w);
 GK_HIDDEN int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char *real_path,
                                      bool implicit, gk_why *why);
 GK_HIDDEN int gk_frame_decide_exec_why(const gk_frame *f, const grant_exec_query *q, gk_why *why);
-/* Name the region of f granting op on p, when it is known that no deny or
- * readonly entry of f applies: 1 (why filled; "no deny or readonly entry
- * applies" for an unrestricted section) or 0 when no region grants. */
-GK_HIDDEN int gk_frame_grant_why(const gk_frame *f, grant_op op, const char *p, gk_why *why);
 GK_HIDDEN gk_tri gk_frame_gate(const gk_frame *f, const char *gate);
 /* Does a veto of f (name, file, dir or pattern) hit any identity of q? */
 GK_HIDDEN bool gk_frame_vetoes(const gk_frame *f, const grant_exec_query *q);

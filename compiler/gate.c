@@ -219,10 +219,14 @@ typedef struct masks {
     bool ok; /* false: deeper than GK_MAX_DEPTH, use the explaining path */
 } masks;
 
-/* OR together the entries of every ancestor of p ("/", "/a", "/a/b", p). */
-static masks lookup(const gk_gate_index *ix, const char *p)
+/* OR together the entries of every ancestor of p ("/", "/a", "/a/b", p).
+ * When slots is not NULL, the existing slots are also kept there, shallow
+ * to deep (GK_MAX_DEPTH at most), for an explanation. */
+static masks lookup(const gk_gate_index *ix, const char *p, const slot **slots, size_t *nslots)
 {
     masks m = {0};
+    if (nslots)
+        *nslots = 0;
     if (!ix->cap)
         return (masks){.ok = true};
     uint64_t h = FNV_BASIS;
@@ -236,6 +240,8 @@ static masks lookup(const gk_gate_index *ix, const char *p)
                 return (masks){0};
             slot *s = index_find(ix, p, i + 1, h);
             if (s->key) {
+                if (slots)
+                    slots[(*nslots)++] = s;
                 m.read |= s->read;
                 m.write |= s->write;
                 m.deny |= s->deny;
@@ -247,24 +253,6 @@ static masks lookup(const gk_gate_index *ix, const char *p)
     }
     m.ok = true;
     return m;
-}
-
-/* The slots at p's ancestors that exist, shallow to deep. */
-static size_t path_slots(const gk_gate_index *ix, const char *p, const slot **out, size_t max)
-{
-    size_t n = 0;
-    if (!ix->cap)
-        return 0;
-    uint64_t h = FNV_BASIS;
-    for (size_t i = 0; p[i] && n < max; i++) {
-        h = fnv_step(h, (unsigned char)p[i]);
-        if ((i == 0 || p[i + 1] == '/' || p[i + 1] == '\0') && !(p[i] == '/' && i > 0)) {
-            const slot *s = index_find(ix, p, i + 1, h);
-            if (s->key)
-                out[n++] = s;
-        }
-    }
-    return n;
 }
 
 /* The deepest region of a layer and kind holding the path (ties: the first
@@ -297,15 +285,6 @@ static bool written_at(const gk_gate_index *ix, const slot *at, size_t layer, co
             return true;
     }
     return false;
-}
-
-static char *concat2(const char *a, const char *b)
-{
-    size_t na = strlen(a), nb = strlen(b);
-    char *s = gk_malloc(na + nb + 1);
-    memcpy(s, a, na);
-    memcpy(s + na, b, nb + 1);
-    return s;
 }
 
 /* ---- implicit grants --------------------------------------------------- */
@@ -405,7 +384,7 @@ static const char *implicit_origin(const grant_context *ctx)
 static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, grant_op op,
                             const char *path, bool *decided)
 {
-    masks m = lookup(ix, path);
+    masks m = lookup(ix, path, NULL, NULL);
     *decided = ix->usable && m.ok;
     if (!*decided)
         return GRANT_DENIED;
@@ -431,7 +410,7 @@ static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, g
 
 static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_index *ix,
                                        grant_op op, const char *path, grant_verdict *v,
-                                       const masks *m)
+                                       const masks *m, const slot *const *slots, size_t nslots)
 {
     const char *source = op == GRANT_OP_WRITE && (m->flags & F_SOURCE)
                              ? within_which(&ix->sources, path)
@@ -447,8 +426,6 @@ static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_inde
                         : (m->flags & (F_IMPLICIT_WRITE | F_DEVICE)) != 0;
     implicit = implicit || macos_pseudo_tty(&ix->implicit, path);
     uint64_t grants = op == GRANT_OP_READ ? m->read : m->write;
-    const slot *slots[GK_MAX_DEPTH];
-    size_t nslots = path_slots(ix, path, slots, GK_MAX_DEPTH);
     const slot *at = NULL;
     const gk_frame *last = NULL;
     size_t last_l = 0;
@@ -475,7 +452,7 @@ static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_inde
         if (word) {
             if (!r) /* the index and the frame disagree (a bug): fold the frames */
                 return fs_explain(p, ix, op, path, v, false);
-            verdict_set(v, GRANT_DENIED, r->origin, f->name, concat2(word, r->p.path), NULL, NULL);
+            verdict_set(v, GRANT_DENIED, r->origin, f->name, gk_concat(word, r->p.path), NULL, NULL);
             return GRANT_DENIED;
         }
         last = f;
@@ -498,7 +475,7 @@ static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_inde
     } else if (g) {
         bool written = op == GRANT_OP_WRITE || written_at(ix, at, last_l, g);
         verdict_set(v, GRANT_ALLOWED, g->origin, last->name,
-                    concat2(written ? "write " : "read ", g->p.path), NULL, NULL);
+                    gk_concat(written ? "write " : "read ", g->p.path), NULL, NULL);
     } else {
         bool im_write = false;
         const char *im = implicit_entry(&ix->implicit, path, op, &im_write);
@@ -515,9 +492,11 @@ static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, g
     /* The index says which layer decides (the first that denies, else the
      * last with an opinion): explain only that one, and look the implicit
      * grant and the sources up only when they matter. */
-    masks m = v && use_index && ix->usable ? lookup(ix, path) : (masks){0};
+    const slot *slots[GK_MAX_DEPTH];
+    size_t nslots = 0;
+    masks m = v && use_index && ix->usable ? lookup(ix, path, slots, &nslots) : (masks){0};
     if (v && use_index && ix->usable && m.ok)
-        return fs_explain_indexed(p, ix, op, path, v, &m);
+        return fs_explain_indexed(p, ix, op, path, v, &m, slots, nslots);
     const char *source = op == GRANT_OP_WRITE ? within_which(&ix->sources, path) : NULL;
     if (source) {
         if (v)

@@ -50,6 +50,15 @@ char *gk_strndup(const char *s, size_t n)
     return d;
 }
 
+char *gk_concat(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    char *s = gk_malloc(na + nb + 1);
+    memcpy(s, a, na);
+    memcpy(s + na, b, nb + 1);
+    return s;
+}
+
 char *gk_vprintf(const char *fmt, va_list ap)
 {
     char *s = NULL;

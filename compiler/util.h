@@ -32,6 +32,8 @@ GK_HIDDEN void *gk_calloc(size_t n, size_t size);
 GK_HIDDEN void *gk_realloc(void *p, size_t n);
 GK_HIDDEN char *gk_strdup(const char *s);
 GK_HIDDEN char *gk_strndup(const char *s, size_t n);
+/* a followed by b, without printf (hot paths build reasons with it). */
+GK_HIDDEN char *gk_concat(const char *a, const char *b);
 GK_HIDDEN char *gk_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 GK_HIDDEN char *gk_vprintf(const char *fmt, va_list ap);
 GK_HIDDEN bool gk_str_eq(const char *a, const char *b); /* NULL-safe */
