@@ -31,6 +31,7 @@
  * by an empty directory (a placeholder) so the command cannot create them.
  */
 #include "backend.h"
+#include "json_out.h"
 
 #include <errno.h>
 #include <nettle/sha2.h>
@@ -514,160 +515,87 @@ static ac_cap *capabilities(const ac_ctx *c, size_t *n, gk_strvec *owned)
 
 /* ---- json ------------------------------------------------------------------ */
 
-/* Written by hand, keys in bytewise order and two-space indentation (the
- * IR's --pretty style): a plan for a large policy is mostly strings, and
- * building a jansson tree only to sort and print it costs more than the
- * plan itself. Strings escape '"', '\\' and control characters only. */
-static void jw_str(gk_buf *b, const char *s)
-{
-    if (!s) {
-        gk_buf_puts(b, "null");
-        return;
-    }
-    gk_buf_putc(b, '"');
-    const char *run = s;
-    for (const char *p = s; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        gk_buf_add(b, run, (size_t)(p - run));
-        run = p + 1;
-        switch (c) {
-        case '"': gk_buf_puts(b, "\\\""); break;
-        case '\\': gk_buf_puts(b, "\\\\"); break;
-        case '\n': gk_buf_puts(b, "\\n"); break;
-        case '\t': gk_buf_puts(b, "\\t"); break;
-        case '\r': gk_buf_puts(b, "\\r"); break;
-        case '\b': gk_buf_puts(b, "\\b"); break;
-        case '\f': gk_buf_puts(b, "\\f"); break;
-        default: gk_buf_printf(b, "\\u%04x", c); break;
-        }
-    }
-    gk_buf_puts(b, run);
-    gk_buf_putc(b, '"');
-}
-
-/* "KEY": at depth d (the first of an object when first). */
-static void jw_key(gk_buf *b, int depth, bool first, const char *key)
-{
-    gk_buf_puts(b, first ? "\n" : ",\n");
-    for (int i = 0; i < depth; i++)
-        gk_buf_puts(b, "  ");
-    jw_str(b, key);
-    gk_buf_puts(b, ": ");
-}
-
-static void jw_indent(gk_buf *b, int depth)
-{
-    gk_buf_putc(b, '\n');
-    for (int i = 0; i < depth; i++)
-        gk_buf_puts(b, "  ");
-}
-
 static const char *sev_name(gk_severity s)
 {
     return s == GK_ERROR ? "error" : s == GK_WARNING ? "warning" : "note";
 }
 
+static void put_string(gk_json_out *j, const char *key, const char *value)
+{
+    gk_json_key(j, key);
+    gk_json_string(j, value);
+}
+
+/* Streamed (json_out.h), keys in bytewise order, two-space indentation:
+ * a plan for a large policy is mostly strings. */
 static void emit_json(const ac_ctx *c, gk_buf *b)
 {
-    gk_buf_putc(b, '{');
-    jw_key(b, 1, true, "capabilities");
+    gk_json_out j;
+    gk_json_init(&j, b, true);
+    gk_json_object(&j);
+    gk_json_key(&j, "capabilities");
     gk_strvec owned = {0};
     size_t ncaps = 0;
     ac_cap *caps = capabilities(c, &ncaps, &owned);
-    gk_buf_putc(b, '[');
+    gk_json_array(&j);
     for (size_t i = 0; i < ncaps; i++) {
-        gk_buf_puts(b, i ? "," : "");
-        jw_indent(b, 2);
-        gk_buf_putc(b, '{');
-        jw_key(b, 3, true, "group_sid");
-        jw_str(b, caps[i].group_sid);
-        jw_key(b, 3, false, "kind");
-        jw_str(b, caps[i].kind);
-        jw_key(b, 3, false, "name");
-        jw_str(b, caps[i].name);
-        jw_key(b, 3, false, "path");
-        jw_str(b, caps[i].path);
-        jw_key(b, 3, false, "sid");
-        jw_str(b, caps[i].sid);
-        jw_indent(b, 2);
-        gk_buf_putc(b, '}');
+        gk_json_object(&j);
+        put_string(&j, "group_sid", caps[i].group_sid);
+        put_string(&j, "kind", caps[i].kind);
+        put_string(&j, "name", caps[i].name);
+        put_string(&j, "path", caps[i].path);
+        put_string(&j, "sid", caps[i].sid);
+        gk_json_end(&j);
     }
-    if (ncaps)
-        jw_indent(b, 1);
-    gk_buf_putc(b, ']');
+    gk_json_end(&j);
     free(caps);
     gk_strvec_free(&owned);
 
-    jw_key(b, 1, false, "grantkit");
-    gk_buf_puts(b, "1");
-    jw_key(b, 1, false, "kind");
-    jw_str(b, "appcontainer-plan");
-    jw_key(b, 1, false, "net");
-    gk_buf_puts(b, c->in->proj->net ? "true" : "false");
+    gk_json_key(&j, "grantkit");
+    gk_json_int(&j, 1);
+    put_string(&j, "kind", "appcontainer-plan");
+    gk_json_key(&j, "net");
+    gk_json_bool(&j, c->in->proj->net);
 
-    jw_key(b, 1, false, "notes");
-    gk_buf_putc(b, '[');
+    gk_json_key(&j, "notes");
+    gk_json_array(&j);
     for (size_t i = 0; i < c->nnotes; i++) {
-        gk_buf_puts(b, i ? "," : "");
-        jw_indent(b, 2);
-        gk_buf_putc(b, '{');
-        jw_key(b, 3, true, "message");
-        jw_str(b, c->notes[i].msg);
-        jw_key(b, 3, false, "severity");
-        jw_str(b, sev_name(c->notes[i].sev));
-        jw_indent(b, 2);
-        gk_buf_putc(b, '}');
+        gk_json_object(&j);
+        put_string(&j, "message", c->notes[i].msg);
+        put_string(&j, "severity", sev_name(c->notes[i].sev));
+        gk_json_end(&j);
     }
-    if (c->nnotes)
-        jw_indent(b, 1);
-    gk_buf_putc(b, ']');
+    gk_json_end(&j);
 
-    jw_key(b, 1, false, "plan");
-    gk_buf_putc(b, '[');
+    gk_json_key(&j, "plan");
+    gk_json_array(&j);
     for (size_t i = 0; i < c->plan.n; i++) {
         const ac_entry *e = &c->plan.v[i];
-        gk_buf_puts(b, i ? "," : "");
-        jw_indent(b, 2);
-        gk_buf_putc(b, '{');
-        jw_key(b, 3, true, "aces");
-        gk_buf_putc(b, '[');
+        gk_json_object(&j);
+        gk_json_key(&j, "aces");
+        gk_json_array(&j);
         for (size_t k = 0; k < e->naces; k++) {
             gk_autofree char *sddl = ace_sddl(&e->aces[k], e->sid);
-            gk_buf_puts(b, k ? "," : "");
-            jw_indent(b, 4);
-            jw_str(b, sddl);
+            gk_json_string(&j, sddl);
         }
-        if (e->naces)
-            jw_indent(b, 3);
-        gk_buf_putc(b, ']');
-        jw_key(b, 3, false, "capability");
-        jw_str(b, e->cap);
-        jw_key(b, 3, false, "kind");
-        jw_str(b, e->kind);
-        jw_key(b, 3, false, "label");
-        jw_str(b, e->label ? LABEL_SDDL : NULL);
-        jw_key(b, 3, false, "path");
-        jw_str(b, e->path);
-        jw_key(b, 3, false, "placeholder");
-        gk_buf_puts(b, e->placeholder ? "true" : "false");
-        jw_key(b, 3, false, "real");
-        jw_str(b, e->real);
-        jw_key(b, 3, false, "stamped");
-        gk_buf_puts(b, e->naces ? "true" : "false");
-        jw_indent(b, 2);
-        gk_buf_putc(b, '}');
+        gk_json_end(&j);
+        put_string(&j, "capability", e->cap);
+        put_string(&j, "kind", e->kind);
+        put_string(&j, "label", e->label ? LABEL_SDDL : NULL);
+        put_string(&j, "path", e->path);
+        gk_json_key(&j, "placeholder");
+        gk_json_bool(&j, e->placeholder);
+        put_string(&j, "real", e->real);
+        gk_json_key(&j, "stamped");
+        gk_json_bool(&j, e->naces);
+        gk_json_end(&j);
     }
-    if (c->plan.n)
-        jw_indent(b, 1);
-    gk_buf_putc(b, ']');
+    gk_json_end(&j);
 
-    jw_key(b, 1, false, "profile");
-    jw_str(b, c->profile);
-    jw_key(b, 1, false, "sid");
-    jw_str(b, c->profile_sid);
-    gk_buf_puts(b, "\n}\n");
+    put_string(&j, "profile", c->profile);
+    put_string(&j, "sid", c->profile_sid);
+    gk_json_end(&j);
+    gk_buf_putc(b, '\n');
 }
 
 /* ---- powershell -------------------------------------------------------------- */

@@ -41,6 +41,7 @@
  *   USER from the freeze context); grantrun passes the command's own.
  */
 #include "bwrap.h"
+#include "pathmap.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -148,82 +149,18 @@ typedef struct builder {
      * change: a policy of 1,000 rules has hundreds of mounts, and every
      * entry asks which of them holds each of its names. */
     bool index_ok;
-    struct keyidx *by_dest, *by_host;
-    size_t nby_dest, nby_host;
+    gk_pathmap by_dest, by_host;
     size_t *links;
     size_t nlinks;
 } builder;
 
-typedef struct keyidx {
-    const char *key;
-    size_t i;
-} keyidx;
-
-static int keyidx_cmp(const void *a, const void *b)
-{
-    const keyidx *x = a, *y = b;
-    int c = gk_strcmp_bytes(x->key, y->key);
-    return c ? c : (x->i > y->i) - (x->i < y->i);
-}
-
-/* key against the first len bytes of p (key longer: greater). */
-static int prefix_cmp(const char *key, const char *p, size_t len)
-{
-    int c = strncmp(key, p, len);
-    return c ? c : key[len] != '\0';
-}
-
-static size_t lower_bound(const keyidx *v, size_t n, const char *p, size_t len)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (prefix_cmp(v[mid].key, p, len) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The lengths of p's ancestors and of p itself ("/", "/a", "/a/b"). */
-typedef struct prefixes {
-    size_t n;
-    size_t *v;
-    size_t buf[64];
-} prefixes;
-
-static void prefixes_of(const char *p, prefixes *out)
-{
-    size_t len = strlen(p), slashes = 0;
-    for (size_t k = 0; k < len; k++)
-        slashes += p[k] == '/';
-    out->v = slashes + 1 <= sizeof(out->buf) / sizeof(*out->buf)
-                 ? out->buf
-                 : gk_malloc((slashes + 1) * sizeof(*out->v));
-    out->n = 0;
-    out->v[out->n++] = 1;
-    for (size_t k = 1; k < len; k++)
-        if (p[k] == '/')
-            out->v[out->n++] = k;
-    if (len > 1)
-        out->v[out->n++] = len;
-}
-
-static void prefixes_free(prefixes *px)
-{
-    if (px->v != px->buf)
-        free(px->v);
-}
-
 static void index_drop(builder *b)
 {
-    free(b->by_dest);
-    free(b->by_host);
+    gk_pathmap_clear(&b->by_dest);
+    gk_pathmap_clear(&b->by_host);
     free(b->links);
-    b->by_dest = b->by_host = NULL;
     b->links = NULL;
-    b->nby_dest = b->nby_host = b->nlinks = 0;
+    b->nlinks = 0;
     b->index_ok = false;
 }
 
@@ -232,10 +169,7 @@ static void index_refresh(builder *b)
     if (b->index_ok)
         return;
     index_drop(b);
-    size_t n = b->n ? b->n : 1;
-    b->by_dest = gk_malloc(n * sizeof(*b->by_dest));
-    b->by_host = gk_malloc(n * sizeof(*b->by_host));
-    b->links = gk_malloc(n * sizeof(*b->links));
+    b->links = gk_malloc((b->n ? b->n : 1) * sizeof(*b->links));
     for (size_t i = 0; i < b->n; i++) {
         const gk_mount *m = &b->m[i];
         if (!m->flag || !*m->flag)
@@ -244,12 +178,10 @@ static void index_refresh(builder *b)
             b->links[b->nlinks++] = i;
             continue;
         }
-        b->by_dest[b->nby_dest++] = (keyidx){m->dest, i};
+        gk_pathmap_add(&b->by_dest, m->dest, i);
         if (m->host)
-            b->by_host[b->nby_host++] = (keyidx){m->host, i};
+            gk_pathmap_add(&b->by_host, m->host, i);
     }
-    qsort(b->by_dest, b->nby_dest, sizeof(keyidx), keyidx_cmp);
-    qsort(b->by_host, b->nby_host, sizeof(keyidx), keyidx_cmp);
     b->index_ok = true;
 }
 
@@ -311,16 +243,16 @@ static char *sandbox_resolve(builder *b, const char *p)
 static const gk_mount *effective(builder *b, const char *p)
 {
     index_refresh(b);
-    prefixes px;
-    prefixes_of(p, &px);
+    gk_path_prefixes px;
+    gk_path_prefixes_of(p, &px);
     size_t best = SIZE_MAX;
-    for (size_t l = 0; l < px.n; l++) {
-        size_t k = lower_bound(b->by_dest, b->nby_dest, p, px.v[l]);
-        for (; k < b->nby_dest && prefix_cmp(b->by_dest[k].key, p, px.v[l]) == 0; k++)
-            if (best == SIZE_MAX || b->by_dest[k].i > best)
-                best = b->by_dest[k].i;
-    }
-    prefixes_free(&px);
+    const gk_pathmap_entry *ev = b->by_dest.entries;
+    for (size_t l = 0; l < px.n; l++)
+        for (uint32_t e = gk_pathmap_first(&b->by_dest, p, px.len[l], px.hash[l]); e;
+             e = ev[e - 1].next)
+            if (best == SIZE_MAX || ev[e - 1].value > best)
+                best = ev[e - 1].value;
+    gk_path_prefixes_free(&px);
     return best == SIZE_MAX ? NULL : &b->m[best];
 }
 
@@ -344,12 +276,12 @@ static bool shows(const gk_mount *m, const char *p, const char *t)
 static void sandbox_names(builder *b, const char *t, gk_strvec *out)
 {
     index_refresh(b);
-    prefixes px;
-    prefixes_of(t, &px);
+    gk_path_prefixes px;
+    gk_path_prefixes_of(t, &px);
     for (size_t l = 0; l < px.n; l++) {
-        size_t k = lower_bound(b->by_host, b->nby_host, t, px.v[l]);
-        for (; k < b->nby_host && prefix_cmp(b->by_host[k].key, t, px.v[l]) == 0; k++) {
-            const gk_mount *m = &b->m[b->by_host[k].i];
+        for (uint32_t at = gk_pathmap_first(&b->by_host, t, px.len[l], px.hash[l]); at;
+             at = b->by_host.entries[at - 1].next) {
+            const gk_mount *m = &b->m[b->by_host.entries[at - 1].value];
             char *n = rebase(t, m->host, m->dest);
             const gk_mount *e = effective(b, n);
             if (shows(e, n, t) && !gk_strvec_contains(out, n))
@@ -358,7 +290,7 @@ static void sandbox_names(builder *b, const char *t, gk_strvec *out)
                 free(n);
         }
     }
-    prefixes_free(&px);
+    gk_path_prefixes_free(&px);
     if (out->n == 0) {
         char *n = sandbox_resolve(b, t);
         if (strcmp(n, t) != 0) {
@@ -528,14 +460,13 @@ static bool redundant(builder *b, size_t i)
         return false;
     if (!link && x->area != GK_AREA_HOST_RO)
         return false;
-    prefixes px;
-    prefixes_of(x->dest, &px);
+    gk_path_prefixes px;
+    gk_path_prefixes_of(x->dest, &px);
     bool found = false;
     for (size_t l = 0; l < px.n && !found; l++) {
-        size_t k = lower_bound(b->by_dest, b->nby_dest, x->dest, px.v[l]);
-        for (; k < b->nby_dest && !found && prefix_cmp(b->by_dest[k].key, x->dest, px.v[l]) == 0;
-             k++) {
-            size_t yi = b->by_dest[k].i;
+        for (uint32_t e = gk_pathmap_first(&b->by_dest, x->dest, px.len[l], px.hash[l]);
+             e && !found; e = b->by_dest.entries[e - 1].next) {
+            size_t yi = b->by_dest.entries[e - 1].value;
             const gk_mount *y = &b->m[yi];
             if (yi == i || !y->host)
                 continue;
@@ -556,7 +487,7 @@ static bool redundant(builder *b, size_t i)
             found = true;
         }
     }
-    prefixes_free(&px);
+    gk_path_prefixes_free(&px);
     return found;
 }
 
@@ -570,24 +501,18 @@ static void order_mounts(builder *b, size_t from)
     for (size_t i = from; i < b->n; i++)
         drop[i - from] = redundant(b, i);
     gk_mount *out = gk_calloc(total ? total : 1, sizeof(*out));
-    keyidx *placed = gk_calloc(total ? total : 1, sizeof(*placed));
-    size_t n = 0, nplaced = 0;
+    /* Every proper ancestor of a placed destination: "does a placed mount
+     * lie inside this one" is one lookup. */
+    gk_pathmap holds_placed = {0};
+    size_t n = 0;
     for (size_t i = from; i < b->n; i++) {
         if (drop[i - from]) {
             mount_free(&b->m[i]);
             continue;
         }
-        /* Only when a placed mount lies inside this one does it move:
-         * look that up among the placed destinations (sorted). */
         const char *d = b->m[i].dest;
         size_t dl = strlen(d);
-        gk_autofree char *inside = strcmp(d, "/") == 0 ? gk_strdup("/") : gk_printf("%s/", d);
-        size_t il = strlen(inside);
-        size_t k0 = lower_bound(placed, nplaced, inside, il);
-        bool contains = false;
-        for (size_t k = k0; k < nplaced && !contains && strncmp(placed[k].key, inside, il) == 0;
-             k++)
-            contains = strlen(placed[k].key) > dl && strcmp(placed[k].key, "/") != 0;
+        bool contains = gk_pathmap_first(&holds_placed, d, dl, gk_fnv(d, dl)) != 0;
         size_t at = n;
         if (contains)
             for (size_t k = 0; k < n; k++)
@@ -599,14 +524,14 @@ static void order_mounts(builder *b, size_t from)
         out[at] = b->m[i];
         n++;
         if (b->m[i].flag) {
-            keyidx e = {b->m[i].dest, 0};
-            size_t pos = lower_bound(placed, nplaced, e.key, strlen(e.key));
-            memmove(placed + pos + 1, placed + pos, (nplaced - pos) * sizeof(*placed));
-            placed[pos] = e;
-            nplaced++;
+            gk_path_prefixes px;
+            gk_path_prefixes_of(d, &px);
+            for (size_t l = 0; l + 1 < px.n; l++)
+                gk_pathmap_add_len(&holds_placed, d, px.len[l], 0);
+            gk_path_prefixes_free(&px);
         }
     }
-    free(placed);
+    gk_pathmap_clear(&holds_placed);
     memcpy(b->m + from, out, n * sizeof(*out));
     b->n = from + n;
     b->index_ok = false;
@@ -745,8 +670,8 @@ static void finish_masks(builder *b)
 {
     if (b->nmasks)
         qsort(b->masks, b->nmasks, sizeof(*b->masks), mask_cmp);
-    keyidx *dirs = gk_malloc((b->nmasks ? b->nmasks : 1) * sizeof(*dirs));
-    size_t ndirs = 0, w = 0;
+    gk_pathmap dirs = {0};
+    size_t w = 0;
     for (size_t i = 0; i < b->nmasks; i++) {
         mask *m = &b->masks[i];
         if (w && strcmp(b->masks[w - 1].name, m->name) == 0) {
@@ -754,25 +679,23 @@ static void finish_masks(builder *b)
             free(m->name);
             continue;
         }
-        /* Kept dir masks are sorted: look each proper ancestor up. */
-        prefixes px;
-        prefixes_of(m->name, &px);
+        /* Kept dir masks: look each proper ancestor up. */
+        gk_path_prefixes px;
+        gk_path_prefixes_of(m->name, &px);
         bool hidden = false;
-        for (size_t l = 0; l + 1 < px.n && !hidden; l++) {
-            size_t k = lower_bound(dirs, ndirs, m->name, px.v[l]);
-            hidden = k < ndirs && prefix_cmp(dirs[k].key, m->name, px.v[l]) == 0;
-        }
-        prefixes_free(&px);
+        for (size_t l = 0; l + 1 < px.n && !hidden; l++)
+            hidden = gk_pathmap_first(&dirs, m->name, px.len[l], px.hash[l]) != 0;
+        gk_path_prefixes_free(&px);
         if (hidden) {
             free(m->name);
             continue;
         }
         b->masks[w++] = *m;
         if (m->dir)
-            dirs[ndirs++] = (keyidx){m->name, 0};
+            gk_pathmap_add(&dirs, m->name, 0);
     }
     b->nmasks = w;
-    free(dirs);
+    gk_pathmap_clear(&dirs);
 }
 
 /* Veto dirs as the policy wrote them: the projection's veto list mixes

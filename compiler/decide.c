@@ -247,6 +247,29 @@ static char *subs_text(const gk_strvec *subs)
     return gk_buf_steal(&b, NULL);
 }
 
+/* The admission entries naming id: by name, by basename, by file. */
+static void admits_naming(const gk_exec_dim *x, const char *id, const gk_admit *hits[3])
+{
+    hits[0] = gk_admits_find(&x->names, id);
+    hits[1] = gk_admits_find(&x->names, gk_basename(id));
+    hits[2] = id[0] == '/' ? gk_admits_find(&x->files, id) : NULL;
+}
+
+bool gk_admits_share_argv1(const gk_admit *const *binds, size_t n)
+{
+    if (n == 0)
+        return true;
+    for (size_t w = 0; w < binds[0]->subs.n; w++) {
+        const char *word = binds[0]->subs.v[w];
+        size_t i = 1;
+        while (i < n && gk_strvec_bsearch(&binds[i]->subs, word))
+            i++;
+        if (i == n)
+            return true;
+    }
+    return false;
+}
+
 /* Step 2: a Subcommands(S) entry named by any identity or its basename
  * binds argv[1], however the head is admitted. */
 static bool restriction_refuses(const gk_exec_dim *x, const char *const ids[3], const char *argv1,
@@ -256,9 +279,8 @@ static bool restriction_refuses(const gk_exec_dim *x, const char *const ids[3], 
         const char *id = ids[k];
         if (!id)
             continue;
-        const gk_admit *hits[3] = {gk_admits_find(&x->names, id),
-                                   gk_admits_find(&x->names, gk_basename(id)),
-                                   id[0] == '/' ? gk_admits_find(&x->files, id) : NULL};
+        const gk_admit *hits[3];
+        admits_naming(x, id, hits);
         for (int h = 0; h < 3; h++) {
             const gk_admit *a = hits[h];
             if (!a || a->all)
@@ -352,6 +374,36 @@ int gk_frame_decide_exec_why(const gk_frame *f, const grant_exec_query *q, gk_wh
 int gk_frame_decide_exec(const gk_frame *f, const grant_exec_query *q)
 {
     return gk_frame_decide_exec_why(f, q, NULL);
+}
+
+bool gk_decide_exec_some_argv1(const gk_stack *s, const grant_exec_query *q)
+{
+    const char *ids[3] = {q->spelling, q->walked, q->canonical};
+    const gk_admit **binds = NULL;
+    size_t n = 0, cap = 0;
+    bool ok = true;
+    for (size_t l = 0; l < s->n && ok; l++) {
+        const gk_frame *f = s->v[l];
+        if (!f->has_exec)
+            continue;
+        if (vetoed(&f->exec, ids, NULL)) {
+            ok = false;
+        } else if (f->exec.has_allow) {
+            ok = admitted(&f->exec, q, NULL);
+            for (int k = 0; k < 3; k++) {
+                const gk_admit *hits[3];
+                if (!ids[k])
+                    continue;
+                admits_naming(&f->exec, ids[k], hits);
+                for (int h = 0; h < 3; h++)
+                    if (hits[h] && !hits[h]->all)
+                        GK_VEC_PUSH(binds, n, cap, hits[h]);
+            }
+        }
+    }
+    ok = ok && gk_admits_share_argv1(binds, n);
+    free(binds);
+    return ok;
 }
 
 bool gk_decide_exec(const gk_stack *s, const grant_exec_query *q)

@@ -183,6 +183,12 @@ GK_HIDDEN int gk_frame_decide_fs_why(const gk_frame *f, grant_op op, const char 
                                      bool implicit, gk_why *why);
 GK_HIDDEN int gk_frame_decide_exec_why(const gk_frame *f, const grant_exec_query *q, gk_why *why);
 GK_HIDDEN gk_tri gk_frame_gate(const gk_frame *f, const char *gate);
+/* Would the stack admit q for some argv[1] (q->argv1 ignored)? The
+ * reference for the projection's question: an OS backend cannot see
+ * arguments. */
+GK_HIDDEN bool gk_decide_exec_some_argv1(const gk_stack *s, const grant_exec_query *q);
+/* Do the Subcommands lists of binds (none: yes) share a word? */
+GK_HIDDEN bool gk_admits_share_argv1(const gk_admit *const *binds, size_t n);
 /* Does a veto of f (name, file, dir or pattern) hit any identity of q? */
 GK_HIDDEN bool gk_frame_vetoes(const gk_frame *f, const grant_exec_query *q);
 GK_HIDDEN bool gk_gate_known(const char *gate);

@@ -52,21 +52,8 @@ typedef struct gk_gate_index {
     size_t nrefs, caprefs;
     gk_strvec sources;      /* resolved source files */
     gk_implicit implicit;
+    gk_exec_index *exec;
 } gk_gate_index;
-
-static uint64_t fnv_step(uint64_t h, unsigned char c)
-{
-    return (h ^ c) * 1099511628211ULL;
-}
-#define FNV_BASIS 14695981039346656037ULL
-
-static uint64_t fnv(const char *s, size_t n)
-{
-    uint64_t h = FNV_BASIS;
-    for (size_t i = 0; i < n; i++)
-        h = fnv_step(h, (unsigned char)s[i]);
-    return h;
-}
 
 static slot *index_find(const gk_gate_index *ix, const char *key, size_t len, uint64_t h)
 {
@@ -80,11 +67,18 @@ static slot *index_find(const gk_gate_index *ix, const char *key, size_t len, ui
     }
 }
 
-static void index_grow(gk_gate_index *ix)
+/* Grow to hold at least `keys` keys at half load (once, when the count is
+ * known up front: rehashing a large table is most of a build). */
+static void index_grow_for(gk_gate_index *ix, size_t keys)
 {
     slot *old = ix->slots;
     size_t oldcap = ix->cap;
-    ix->cap = oldcap ? oldcap * 2 : 64;
+    size_t cap = oldcap ? oldcap : 64;
+    while (cap < 2 * keys + 2)
+        cap *= 2;
+    if (cap == oldcap)
+        return;
+    ix->cap = cap;
     ix->slots = gk_calloc(ix->cap, sizeof(slot));
     for (size_t i = 0; i < oldcap; i++)
         if (old[i].key)
@@ -95,9 +89,9 @@ static void index_grow(gk_gate_index *ix)
 static slot *index_slot(gk_gate_index *ix, const char *key)
 {
     if ((ix->n + 1) * 2 > ix->cap)
-        index_grow(ix);
+        index_grow_for(ix, ix->n + 1);
     size_t len = strlen(key);
-    uint64_t h = fnv(key, len);
+    uint64_t h = gk_fnv(key, len);
     slot *s = index_find(ix, key, len, h);
     if (!s->key) {
         s->key = key;
@@ -160,10 +154,19 @@ static gk_gate_index *index_build(const grant_policy *p)
 {
     gk_gate_index *ix = gk_calloc(1, sizeof(*ix));
     gk_implicit_for(p->ctx, &ix->implicit);
+    ix->exec = gk_exec_index_build(p);
     ix->usable = p->stack.n <= GK_INDEX_MAX_LAYERS;
     gk_strvec_copy(&ix->sources, &p->protect);
     if (!ix->usable)
         return ix;
+    size_t keys = ix->implicit.read.n + ix->implicit.write.n + ix->implicit.devices.n + 1 +
+                  ix->sources.n;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_fs_dim *fs = &p->stack.v[l]->fs;
+        if (p->stack.v[l]->has_fs)
+            keys += fs->read.n + fs->write.n + 2 * (fs->deny.n + fs->readonly.n);
+    }
+    index_grow_for(ix, keys);
     for (size_t l = 0; l < p->stack.n; l++) {
         const gk_frame *f = p->stack.v[l];
         if (!f->has_fs)
@@ -195,6 +198,7 @@ void gk_gate_index_free(void *index)
     gk_gate_index *ix = index;
     if (!ix)
         return;
+    gk_exec_index_free(ix->exec);
     free(ix->slots);
     free(ix->refs);
     gk_strvec_free(&ix->owned);
@@ -207,10 +211,18 @@ void gk_gate_index_free(void *index)
 
 static const gk_gate_index *index_of(const grant_policy *p)
 {
-    /* A cache on a const policy: built once, then only read. */
-    if (!p->gate_index)
-        ((grant_policy *)p)->gate_index = index_build(p);
-    return p->gate_index;
+    /* A cache on a const policy: built once, then only read. Threads that
+     * race to build it each build one; the first published wins and the
+     * others free theirs, so a policy is shareable from the start. */
+    void **slotp = &((grant_policy *)p)->gate_index;
+    void *ix = __atomic_load_n(slotp, __ATOMIC_ACQUIRE);
+    if (ix)
+        return ix;
+    gk_gate_index *built = index_build(p);
+    if (__atomic_compare_exchange_n(slotp, &ix, built, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return built;
+    gk_gate_index_free(built);
+    return ix;
 }
 
 typedef struct masks {
@@ -229,10 +241,10 @@ static masks lookup(const gk_gate_index *ix, const char *p, const slot **slots, 
         *nslots = 0;
     if (!ix->cap)
         return (masks){.ok = true};
-    uint64_t h = FNV_BASIS;
+    uint64_t h = GK_FNV_BASIS;
     size_t depth = 0;
     for (size_t i = 0; p[i]; i++) {
-        h = fnv_step(h, (unsigned char)p[i]);
+        h = gk_fnv_step(h, (unsigned char)p[i]);
         if (i == 0 || p[i + 1] == '/' || p[i + 1] == '\0') {
             if (p[i] == '/' && i > 0)
                 continue; /* a trailing '/' names the same prefix */
@@ -285,6 +297,17 @@ static bool written_at(const gk_gate_index *ix, const slot *at, size_t layer, co
             return true;
     }
     return false;
+}
+
+int gk_gate_fs_held(const grant_policy *p, const char *canonical, bool write)
+{
+    const gk_gate_index *ix = index_of(p);
+    if (!ix->usable)
+        return -1;
+    masks m = lookup(ix, canonical, NULL, NULL);
+    if (!m.ok)
+        return -1;
+    return (ix->restricted & ~(write ? m.write : m.read)) == 0;
 }
 
 /* ---- implicit grants --------------------------------------------------- */
@@ -692,6 +715,11 @@ void gk_walk_head(const grant_context *ctx, const char *head, const char *path_e
 
 grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
 {
+    if (!v) {
+        int fast = gk_exec_index_decide(index_of(p)->exec, q, false);
+        if (fast >= 0)
+            return (grant_answer)fast;
+    }
     gk_why why = {0};
     const gk_frame *last = NULL;
     gk_why last_why = {0};
@@ -727,6 +755,14 @@ grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, gran
     gk_why_clear(&why);
     gk_why_clear(&last_why);
     return GRANT_ALLOWED;
+}
+
+grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q)
+{
+    int fast = gk_exec_index_decide(index_of(p)->exec, q, true);
+    if (fast >= 0)
+        return (grant_answer)fast;
+    return gk_decide_exec_some_argv1(&p->stack, q) ? GRANT_ALLOWED : GRANT_DENIED;
 }
 
 /* ---- host gates ------------------------------------------------------------ */

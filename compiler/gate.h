@@ -8,9 +8,9 @@
  *
  * Ownership: a grant_verdict owns its rule, identity, path and hint; its
  * origin and layer are borrowed from the policy (free the verdict first). The
- * compiled index (gk_gate_index) belongs to its grant_policy: built on the
- * first check and freed with the policy; a policy may be shared between
- * threads once it has answered one check.
+ * compiled index (gk_gate_index, with its exec half gk_exec_index) belongs
+ * to its grant_policy: built on the first check (published atomically, so
+ * threads may share a policy from the start) and freed with the policy.
  */
 #ifndef GK_GATE_H
 #define GK_GATE_H
@@ -37,6 +37,13 @@ GK_HIDDEN grant_answer gk_gate_fs(const grant_policy *p, grant_op op, const char
  * grant_check_exec, which knows whether the head exists). */
 GK_HIDDEN grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q,
                                     grant_verdict *v);
+/* Does every fs-restricting layer hold the canonical path in its read
+ * (write) regions? 1 or 0 from the index, -1 when it cannot say (the
+ * caller then asks the layers). Implicit grants play no part. */
+GK_HIDDEN int gk_gate_fs_held(const grant_policy *p, const char *canonical, bool write);
+/* Would the gate admit q for some argv[1] (q->argv1 ignored)? What an OS
+ * backend, which cannot see arguments, must let run. */
+GK_HIDDEN grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q);
 GK_HIDDEN grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict *v);
 
 /* Resolve a query path: absolute against cwd, then as the kernel would
@@ -52,6 +59,16 @@ GK_HIDDEN void gk_walk_head(const grant_context *ctx, const char *head, const ch
  * resolved like a query. Caller frees; NULL on a loop. The policy's own
  * list of protected sources is grant_policy.protect. */
 GK_HIDDEN char *gk_source_path(const grant_context *ctx, const char *file);
+
+/* The compiled exec index (gate_exec.c), part of the gate's index. */
+typedef struct gk_exec_index gk_exec_index;
+GK_HIDDEN gk_exec_index *gk_exec_index_build(const grant_policy *p);
+GK_HIDDEN void gk_exec_index_free(gk_exec_index *ix);
+/* GRANT_ALLOWED or GRANT_DENIED on resolved identities, for q->argv1 or
+ * (any_argv1) for some argv[1]; -1 when the index cannot answer (more
+ * layers than it has bits), and the fold must. */
+GK_HIDDEN int gk_exec_index_decide(const gk_exec_index *ix, const grant_exec_query *q,
+                                   bool any_argv1);
 
 GK_HIDDEN void gk_verdict_clear(grant_verdict *v);
 GK_HIDDEN void gk_gate_index_free(void *index);

@@ -1,11 +1,10 @@
 /* ir.c - the compiled policy as canonical JSON (grant-language.md §7).
  *
- * Output: a json_t tree dumped by jansson with JSON_SORT_KEYS (bytewise key
- * order) and JSON_COMPACT, or JSON_INDENT(2) for --pretty. jansson's escaping
- * is what the spec asks for as long as JSON_ESCAPE_SLASH and
- * JSON_ENSURE_ASCII stay off: it escapes only '"', '\\' and U+0000..U+001F
- * (\b \f \n \r \t, else \u00XX), and writes every other code point, U+2028
- * and U+2029 included, as raw UTF-8. tests/check_ir.c pins this down.
+ * Output: streamed by gk_json_out (json_out.h) in jansson's layout, keys in
+ * bytewise order, compact or indented by two for --pretty. The escaping is
+ * what the spec asks for: only '"', '\\' and U+0000..U+001F (\b \f \n \r
+ * \t, else \u00XX); every other code point, U+2028 and U+2029 included, is
+ * raw UTF-8. tests/check_ir.c holds the bytes to a jansson re-dump.
  *
  * Input: jansson parses (rejecting duplicate keys); a strict validator walks
  * the tree and rebuilds the frames. json_t keeps no positions, so when a
@@ -13,6 +12,7 @@
  * key path of the offending value to find its byte range.
  */
 #include "frame.h"
+#include "json_out.h"
 #include "projection.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -26,265 +26,308 @@
 /* Output                                                                    */
 /* ======================================================================== */
 
-static json_t *must(json_t *v)
+/* Writing goes through gk_json_out (json_out.h): the bytes jansson would
+ * dump, keys written in bytewise order, without building a tree. */
+
+static void jtri(gk_json_out *j, gk_tri t)
 {
-    if (!v)
-        abort(); /* out of memory, as gk_malloc */
-    return v;
+    if (t == GK_TRI_NONE)
+        gk_json_null(j);
+    else
+        gk_json_bool(j, t == GK_TRI_TRUE);
 }
 
-static void oset(json_t *o, const char *key, json_t *v)
+static void jstrvec(gk_json_out *j, const gk_strvec *sv)
 {
-    if (json_object_set_new(o, key, must(v)) != 0)
-        abort();
-}
-
-static void apush(json_t *a, json_t *v)
-{
-    if (json_array_append_new(a, must(v)) != 0)
-        abort();
-}
-
-/* Library strings are valid UTF-8 by construction (the front ends and the
- * freezer check); should one slip through, replace bad bytes with U+FFFD
- * rather than emit a document with a silently missing value. */
-static json_t *jstr(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    gk_buf b = {0};
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        size_t k = 1;
-        while (k <= 4 && i + k <= n && !gk_utf8_valid(s + i, k))
-            k++;
-        if (k <= 4 && i + k <= n) {
-            gk_buf_add(&b, s + i, k);
-            i += k;
-        } else {
-            gk_buf_puts(&b, "\xEF\xBF\xBD");
-            i++;
-        }
-    }
-    v = json_string(b.data ? b.data : "");
-    gk_buf_free(&b);
-    return v;
-}
-
-static json_t *jtri(gk_tri t)
-{
-    return t == GK_TRI_NONE ? json_null() : json_boolean(t == GK_TRI_TRUE);
-}
-
-static json_t *jstrvec(const gk_strvec *sv)
-{
-    json_t *a = must(json_array());
+    gk_json_array(j);
     for (size_t i = 0; i < sv->n; i++)
-        apush(a, jstr(sv->v[i]));
-    return a;
+        gk_json_string(j, sv->v[i]);
+    gk_json_end(j);
 }
 
-static json_t *jentries(const gk_entries *e)
+static void jentries(gk_json_out *j, const gk_entries *e)
 {
-    json_t *a = must(json_array());
+    gk_json_array(j);
     for (size_t i = 0; i < e->n; i++)
-        apush(a, jstr(e->v[i].key));
-    return a;
+        gk_json_string(j, e->v[i].key);
+    gk_json_end(j);
 }
 
-static json_t *jfpath(const gk_fpath *p)
+static void jregions(gk_json_out *j, const gk_regions *r)
 {
-    json_t *o = must(json_object());
-    oset(o, "path", jstr(p->path));
-    oset(o, "real", jstr(p->real));
-    return o;
+    gk_json_array(j);
+    for (size_t i = 0; i < r->n; i++) {
+        gk_json_object(j);
+        gk_json_key(j, "path");
+        gk_json_string(j, r->v[i].p.path);
+        gk_json_key(j, "real");
+        gk_json_string(j, r->v[i].p.real);
+        gk_json_end(j);
+    }
+    gk_json_end(j);
 }
 
-static json_t *jregions(const gk_regions *r)
+/* Keyed by name or file: the frame keeps them sorted bytewise. */
+static void jadmits(gk_json_out *j, const gk_admits *ad)
 {
-    json_t *a = must(json_array());
-    for (size_t i = 0; i < r->n; i++)
-        apush(a, jfpath(&r->v[i].p));
-    return a;
-}
-
-static json_t *jadmits(const gk_admits *ad)
-{
-    json_t *o = must(json_object());
+    gk_json_object(j);
     for (size_t i = 0; i < ad->n; i++) {
         const gk_admit *e = &ad->v[i];
-        oset(o, e->key ? e->key : "", e->all ? json_string("allow") : jstrvec(&e->subs));
+        gk_json_key(j, e->key ? e->key : "");
+        if (e->all)
+            gk_json_string(j, "allow");
+        else
+            jstrvec(j, &e->subs);
     }
-    return o;
+    gk_json_end(j);
 }
 
-static json_t *jexec(const gk_exec_dim *x)
+static void jexec(gk_json_out *j, const gk_exec_dim *x)
 {
-    json_t *o = must(json_object());
+    gk_json_object(j);
+    gk_json_key(j, "allow");
     if (x->has_allow) {
-        json_t *allow = must(json_object());
-        oset(allow, "dirs", jentries(&x->dirs));
-        oset(allow, "files", jadmits(&x->files));
-        oset(allow, "names", jadmits(&x->names));
-        oset(o, "allow", allow);
+        gk_json_object(j);
+        gk_json_key(j, "dirs");
+        jentries(j, &x->dirs);
+        gk_json_key(j, "files");
+        jadmits(j, &x->files);
+        gk_json_key(j, "names");
+        jadmits(j, &x->names);
+        gk_json_end(j);
     } else {
-        oset(o, "allow", json_null());
+        gk_json_null(j);
     }
-    json_t *deny = must(json_object());
-    oset(deny, "dirs", jentries(&x->veto_dirs));
-    oset(deny, "files", jentries(&x->veto_files));
-    oset(deny, "match", jentries(&x->veto_match));
-    oset(deny, "names", jentries(&x->veto_names));
-    oset(o, "deny", deny);
-    return o;
+    gk_json_key(j, "deny");
+    gk_json_object(j);
+    gk_json_key(j, "dirs");
+    jentries(j, &x->veto_dirs);
+    gk_json_key(j, "files");
+    jentries(j, &x->veto_files);
+    gk_json_key(j, "match");
+    jentries(j, &x->veto_match);
+    gk_json_key(j, "names");
+    jentries(j, &x->veto_names);
+    gk_json_end(j);
+    gk_json_end(j);
 }
 
-static json_t *jfs(const gk_fs_dim *fs)
+static void jfs(gk_json_out *j, const gk_fs_dim *fs)
 {
-    json_t *o = must(json_object());
-    oset(o, "deny", jregions(&fs->deny));
-    oset(o, "read", fs->restricted ? jregions(&fs->read) : json_null());
-    oset(o, "readonly", jregions(&fs->readonly));
-    oset(o, "write", fs->restricted ? jregions(&fs->write) : json_null());
-    return o;
+    gk_json_object(j);
+    gk_json_key(j, "deny");
+    jregions(j, &fs->deny);
+    gk_json_key(j, "read");
+    if (fs->restricted)
+        jregions(j, &fs->read);
+    else
+        gk_json_null(j);
+    gk_json_key(j, "readonly");
+    jregions(j, &fs->readonly);
+    gk_json_key(j, "write");
+    if (fs->restricted)
+        jregions(j, &fs->write);
+    else
+        gk_json_null(j);
+    gk_json_end(j);
 }
 
-static json_t *jframe(const gk_frame *f)
+static void jframe(gk_json_out *j, const gk_frame *f)
 {
-    json_t *o = must(json_object());
-    oset(o, "audit", json_boolean(f->audit));
+    gk_json_object(j);
+    gk_json_key(j, "audit");
+    gk_json_bool(j, f->audit);
+    gk_json_key(j, "editor");
     if (f->has_editor) {
-        json_t *ed = must(json_object());
-        oset(ed, "read", jtri(f->ed_read));
-        oset(ed, "tui", jtri(f->ed_tui));
-        oset(ed, "write", jtri(f->ed_write));
-        oset(o, "editor", ed);
+        gk_json_object(j);
+        gk_json_key(j, "read");
+        jtri(j, f->ed_read);
+        gk_json_key(j, "tui");
+        jtri(j, f->ed_tui);
+        gk_json_key(j, "write");
+        jtri(j, f->ed_write);
+        gk_json_end(j);
     } else {
-        oset(o, "editor", json_null());
+        gk_json_null(j);
     }
-    oset(o, "exec", f->has_exec ? jexec(&f->exec) : json_null());
-    oset(o, "fs", f->has_fs ? jfs(&f->fs) : json_null());
-    oset(o, "name", jstr(f->name));
-    oset(o, "net", jtri(f->net));
-    oset(o, "origin", jstr(f->origin));
+    gk_json_key(j, "exec");
+    if (f->has_exec)
+        jexec(j, &f->exec);
+    else
+        gk_json_null(j);
+    gk_json_key(j, "fs");
+    if (f->has_fs)
+        jfs(j, &f->fs);
+    else
+        gk_json_null(j);
+    gk_json_key(j, "name");
+    gk_json_string(j, f->name);
+    gk_json_key(j, "net");
+    jtri(j, f->net);
+    gk_json_key(j, "origin");
+    gk_json_string(j, f->origin);
+    gk_json_key(j, "shell");
     if (f->has_shell) {
-        json_t *sh = must(json_object());
-        oset(sh, "chdir", jtri(f->chdir));
-        oset(o, "shell", sh);
+        gk_json_object(j);
+        gk_json_key(j, "chdir");
+        jtri(j, f->chdir);
+        gk_json_end(j);
     } else {
-        oset(o, "shell", json_null());
+        gk_json_null(j);
     }
-    return o;
+    gk_json_end(j);
 }
 
-static json_t *jcontext(const grant_context *ctx)
+static void jcontext(gk_json_out *j, const grant_context *ctx)
 {
-    json_t *o = must(json_object());
-    oset(o, "cwd", jstr(ctx->cwd));
-    oset(o, "home", jstr(ctx->home));
-    oset(o, "host", json_boolean(ctx->target == GRANT_TARGET_HOST));
-    oset(o, "implicit", json_boolean(ctx->implicit));
-    oset(o, "path", jstr(ctx->path));
-    oset(o, "target", jstr(gk_target_name(ctx)));
-    oset(o, "tempdir", jstr(ctx->tempdir));
-    oset(o, "user", jstr(ctx->user));
-    json_t *xdg = must(json_object());
-    for (int i = 0; i < GK_XDG_COUNT; i++)
-        oset(xdg, gk_xdg_names[i], jstr(ctx->xdg[i]));
-    oset(o, "xdg", xdg);
-    return o;
+    gk_json_object(j);
+    gk_json_key(j, "cwd");
+    gk_json_string(j, ctx->cwd);
+    gk_json_key(j, "home");
+    gk_json_string(j, ctx->home);
+    gk_json_key(j, "host");
+    gk_json_bool(j, ctx->target == GRANT_TARGET_HOST);
+    gk_json_key(j, "implicit");
+    gk_json_bool(j, ctx->implicit);
+    gk_json_key(j, "path");
+    gk_json_string(j, ctx->path);
+    gk_json_key(j, "target");
+    gk_json_string(j, gk_target_name(ctx));
+    gk_json_key(j, "tempdir");
+    gk_json_string(j, ctx->tempdir);
+    gk_json_key(j, "user");
+    gk_json_string(j, ctx->user);
+    gk_json_key(j, "xdg");
+    gk_json_object(j);
+    /* gk_xdg_names is in the order of the grant language; keys print sorted. */
+    static const int xdg_sorted[GK_XDG_COUNT] = {GK_XDG_BIN, GK_XDG_CACHE, GK_XDG_CONFIG,
+                                                GK_XDG_DATA, GK_XDG_STATE};
+    for (int i = 0; i < GK_XDG_COUNT; i++) {
+        gk_json_key(j, gk_xdg_names[xdg_sorted[i]]);
+        gk_json_string(j, ctx->xdg[xdg_sorted[i]]);
+    }
+    gk_json_end(j);
+    gk_json_end(j);
 }
 
-static json_t *jprojection(const gk_projection *pr)
+static void jprojection(gk_json_out *j, const gk_projection *pr)
 {
-    json_t *o = must(json_object());
-    oset(o, "deny", jregions(&pr->deny));
-    oset(o, "deputy", jstrvec(&pr->deputy));
-    json_t *ex = must(json_object());
+    gk_json_object(j);
+    gk_json_key(j, "deny");
+    jregions(j, &pr->deny);
+    gk_json_key(j, "deputy");
+    jstrvec(j, &pr->deputy);
+    gk_json_key(j, "exec");
+    gk_json_object(j);
     /* admit is null when no layer restricts exec, as read/write are null
      * when fs is unrestricted: "admits nothing" and "admits everything"
      * must not look alike to an emitter. */
-    oset(ex, "admit", pr->exec_restricted ? jstrvec(&pr->exec_admit) : json_null());
-    oset(ex, "veto", jstrvec(&pr->exec_veto));
-    oset(o, "exec", ex);
-    oset(o, "fs_restricted", json_boolean(pr->fs_restricted));
+    gk_json_key(j, "admit");
+    if (pr->exec_restricted)
+        jstrvec(j, &pr->exec_admit);
+    else
+        gk_json_null(j);
+    gk_json_key(j, "veto");
+    jstrvec(j, &pr->exec_veto);
+    gk_json_end(j);
+    gk_json_key(j, "fs_restricted");
+    gk_json_bool(j, pr->fs_restricted);
+    gk_json_key(j, "implicit");
     if (pr->has_implicit) {
         const gk_implicit *im = &pr->implicit;
-        json_t *io = must(json_object());
-        oset(io, "devices", jstrvec(&im->devices));
-        oset(io, "proc", json_boolean(im->proc));
-        oset(io, "read", jstrvec(&im->read));
-        oset(io, "target", jstr(im->target));
-        oset(io, "write", jstrvec(&im->write));
-        oset(o, "implicit", io);
+        gk_json_object(j);
+        gk_json_key(j, "devices");
+        jstrvec(j, &im->devices);
+        gk_json_key(j, "proc");
+        gk_json_bool(j, im->proc);
+        gk_json_key(j, "read");
+        jstrvec(j, &im->read);
+        gk_json_key(j, "target");
+        gk_json_string(j, im->target);
+        gk_json_key(j, "write");
+        jstrvec(j, &im->write);
+        gk_json_end(j);
     } else {
-        oset(o, "implicit", json_null());
+        gk_json_null(j);
     }
-    oset(o, "net", json_boolean(pr->net));
-    oset(o, "pinned", jstrvec(&pr->pinned));
-    oset(o, "protect", jstrvec(&pr->protect));
-    oset(o, "read", pr->fs_restricted ? jregions(&pr->read) : json_null());
-    oset(o, "readonly", jregions(&pr->readonly));
-    oset(o, "write", pr->fs_restricted ? jregions(&pr->write) : json_null());
-    return o;
-}
-
-/* Dump and free. jansson allocates with malloc unless someone installs other
- * allocators (nobody in grantkit does), so the result is free()able. */
-static char *dump(json_t *root, bool pretty, size_t *len)
-{
-    size_t flags = JSON_SORT_KEYS | (pretty ? JSON_INDENT(2) : JSON_COMPACT);
-    char *s = json_dumps(root, flags);
-    json_decref(root);
-    if (!s)
-        abort();
-    if (len)
-        *len = strlen(s);
-    return s;
+    gk_json_key(j, "net");
+    gk_json_bool(j, pr->net);
+    gk_json_key(j, "pinned");
+    jstrvec(j, &pr->pinned);
+    gk_json_key(j, "protect");
+    jstrvec(j, &pr->protect);
+    gk_json_key(j, "read");
+    if (pr->fs_restricted)
+        jregions(j, &pr->read);
+    else
+        gk_json_null(j);
+    gk_json_key(j, "readonly");
+    jregions(j, &pr->readonly);
+    gk_json_key(j, "write");
+    if (pr->fs_restricted)
+        jregions(j, &pr->write);
+    else
+        gk_json_null(j);
+    gk_json_end(j);
 }
 
 char *gk_ir_frame(const gk_frame *f, bool pretty)
 {
-    return dump(jframe(f), pretty, NULL);
+    gk_buf b = {0};
+    gk_json_out j;
+    gk_json_init(&j, &b, pretty);
+    jframe(&j, f);
+    return gk_buf_steal(&b, NULL);
 }
 
-static char *ir_policy(const grant_policy *p, bool pretty, bool with_projection, size_t *len)
+static void ir_policy(gk_buf *b, const grant_policy *p, bool pretty, bool with_projection)
 {
-    json_t *root = must(json_object());
-    oset(root, "context", jcontext(p->ctx));
-    oset(root, "grantkit", json_integer(GRANTKIT_IR_VERSION));
-    oset(root, "kind", json_string("policy"));
-    json_t *layers = must(json_array());
+    gk_json_out j;
+    gk_json_init(&j, b, pretty);
+    gk_json_object(&j);
+    gk_json_key(&j, "context");
+    jcontext(&j, p->ctx);
+    gk_json_key(&j, "grantkit");
+    gk_json_int(&j, GRANTKIT_IR_VERSION);
+    gk_json_key(&j, "kind");
+    gk_json_string(&j, "policy");
+    gk_json_key(&j, "layers");
+    gk_json_array(&j);
     for (size_t i = 0; i < p->stack.n; i++)
-        apush(layers, jframe(p->stack.v[i]));
-    oset(root, "layers", layers);
+        jframe(&j, p->stack.v[i]);
+    gk_json_end(&j);
     if (with_projection) {
         gk_projection *pr = gk_projection_build(p);
-        oset(root, "projection", jprojection(pr));
+        gk_json_key(&j, "projection");
+        jprojection(&j, pr);
         gk_projection_free(pr);
     }
-    json_t *sources = must(json_array());
+    gk_json_key(&j, "sources");
+    gk_json_array(&j);
     for (size_t i = 0; i < p->nsources; i++) {
-        json_t *s = must(json_object());
-        oset(s, "file", jstr(p->sources[i].file));
-        oset(s, "sha256", jstr(p->sources[i].sha256));
-        apush(sources, s);
+        gk_json_object(&j);
+        gk_json_key(&j, "file");
+        gk_json_string(&j, p->sources[i].file);
+        gk_json_key(&j, "sha256");
+        gk_json_string(&j, p->sources[i].sha256);
+        gk_json_end(&j);
     }
-    oset(root, "sources", sources);
-    return dump(root, pretty, len);
+    gk_json_end(&j);
+    gk_json_end(&j);
 }
 
 char *gk_ir_policy(const grant_policy *p, bool pretty, size_t *len)
 {
-    return ir_policy(p, pretty, true, len);
+    gk_buf b = {0};
+    ir_policy(&b, p, pretty, true);
+    return gk_buf_steal(&b, len);
 }
 
 char *gk_ir_policy_core(const grant_policy *p, size_t *len)
 {
-    return ir_policy(p, false, false, len);
+    gk_buf b = {0};
+    ir_policy(&b, p, false, false);
+    return gk_buf_steal(&b, len);
 }
 
 /* ======================================================================== */

@@ -76,25 +76,34 @@ void gk_implicit_for(const grant_context *ctx, gk_implicit *out)
  * ones nested inside another kept one: the intersection of unions of
  * prefixes is the union of the deeper member of each overlapping pair, and
  * every such member is a candidate. */
-static void effective(gk_regions *out, const gk_stack *s, bool write)
+static bool held_by_every_restricting_layer(const grant_policy *p, size_t except,
+                                            const char *real, bool write)
 {
+    int held = gk_gate_fs_held(p, real, write);
+    if (held >= 0)
+        return held;
+    const gk_stack *s = &p->stack;
+    for (size_t o = 0; o < s->n; o++) {
+        const gk_frame *g = s->v[o];
+        if (o != except && g->has_fs && g->fs.restricted &&
+            !gk_regions_contain(write ? &g->fs.write : &g->fs.read, real, false))
+            return false;
+    }
+    return true;
+}
+
+static void effective(gk_regions *out, const grant_policy *p, bool write)
+{
+    const gk_stack *s = &p->stack;
     gk_regions kept = {0};
     for (size_t i = 0; i < s->n; i++) {
         const gk_frame *f = s->v[i];
         if (!f->has_fs || !f->fs.restricted)
             continue;
         const gk_regions *r = write ? &f->fs.write : &f->fs.read;
-        for (size_t k = 0; k < r->n; k++) {
-            bool all = true;
-            for (size_t o = 0; o < s->n && all; o++) {
-                const gk_frame *g = s->v[o];
-                if (o != i && g->has_fs && g->fs.restricted)
-                    all = gk_regions_contain(write ? &g->fs.write : &g->fs.read,
-                                             r->v[k].p.real, false);
-            }
-            if (all)
+        for (size_t k = 0; k < r->n; k++)
+            if (held_by_every_restricting_layer(p, i, r->v[k].p.real, write))
                 gk_regions_add(&kept, &r->v[k].p, r->v[k].origin);
-        }
     }
     gk_regions_sort_unique(&kept);
     for (size_t c = 0; c < kept.n; c++) {
@@ -156,36 +165,13 @@ static void pinned_dirs(gk_projection *pr)
     gk_strvec_sort_unique(&pr->pinned);
 }
 
-/* Every argv[1] some layer names for key (by name or file), so an OS-level
- * admit (which cannot see arguments) lists what the gate admits for some
- * argument; "" stands for any other argument. */
-static void sample_argv1s(const gk_stack *s, const char *key, gk_strvec *out)
-{
-    gk_strvec_push(out, "gk-any");
-    for (size_t i = 0; i < s->n; i++) {
-        const gk_frame *f = s->v[i];
-        if (!f->has_exec)
-            continue;
-        const gk_admit *hits[2] = {gk_admits_find(&f->exec.files, key),
-                                   gk_admits_find(&f->exec.names, gk_basename(key))};
-        for (int h = 0; h < 2; h++)
-            if (hits[h])
-                gk_strvec_copy(out, &hits[h]->subs);
-    }
-}
-
+/* An OS-level admit cannot see arguments: it lists what the gate admits
+ * for some argv[1]. */
 static bool admitted_for_some_argv1(const grant_policy *p, const char *spelling,
                                     const char *walked, const char *canonical)
 {
-    gk_strvec argv1 = {0};
-    sample_argv1s(&p->stack, walked ? walked : spelling, &argv1);
-    bool ok = false;
-    for (size_t i = 0; i < argv1.n && !ok; i++) {
-        grant_exec_query q = {spelling, walked, canonical, argv1.v[i]};
-        ok = gk_gate_exec(p, &q, NULL) == GRANT_ALLOWED;
-    }
-    gk_strvec_free(&argv1);
-    return ok;
+    grant_exec_query q = {spelling, walked, canonical, NULL};
+    return gk_gate_exec_some_argv1(p, &q) == GRANT_ALLOWED;
 }
 
 /* Both the walked spelling and the canonical file: Seatbelt matches the
@@ -300,8 +286,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     for (size_t i = 0; i < dirs.n; i++) {
         /* A dir is admitted when a fresh name walked inside it is. */
         char *probe = gk_path_join(dirs.v[i], "gk-probe");
-        grant_exec_query q = {probe, probe, probe, "gk-any"};
-        if (gk_gate_exec(p, &q, NULL) == GRANT_ALLOWED)
+        if (admitted_for_some_argv1(p, probe, probe, probe))
             gk_strvec_push(&pr->exec_admit, dirs.v[i]);
         free(probe);
     }
@@ -342,8 +327,8 @@ gk_projection *gk_projection_build(const grant_policy *p)
     for (size_t i = 0; i < s->n; i++)
         pr->fs_restricted |= s->v[i]->has_fs && s->v[i]->fs.restricted;
     if (pr->fs_restricted) {
-        effective(&pr->read, s, false);
-        effective(&pr->write, s, true);
+        effective(&pr->read, p, false);
+        effective(&pr->write, p, true);
     }
     unite(&pr->readonly, s, true);
     unite(&pr->deny, s, false);

@@ -286,7 +286,7 @@ bool gk_strvec_bsearch(const gk_strvec *sv, const char *s)
     return false;
 }
 
-static void gk_buf_reserve(gk_buf *b, size_t extra)
+void gk_buf_grow(gk_buf *b, size_t extra)
 {
     if (b->len + extra + 1 <= b->cap)
         return;
@@ -295,24 +295,6 @@ static void gk_buf_reserve(gk_buf *b, size_t extra)
         cap *= 2;
     b->data = gk_realloc(b->data, cap);
     b->cap = cap;
-}
-
-void gk_buf_add(gk_buf *b, const char *s, size_t n)
-{
-    gk_buf_reserve(b, n);
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-void gk_buf_puts(gk_buf *b, const char *s)
-{
-    gk_buf_add(b, s, strlen(s));
-}
-
-void gk_buf_putc(gk_buf *b, char c)
-{
-    gk_buf_add(b, &c, 1);
 }
 
 void gk_buf_printf(gk_buf *b, const char *fmt, ...)
@@ -327,7 +309,7 @@ void gk_buf_printf(gk_buf *b, const char *fmt, ...)
 
 char *gk_buf_steal(gk_buf *b, size_t *len)
 {
-    gk_buf_reserve(b, 0);
+    gk_buf_grow(b, 0);
     b->data[b->len] = '\0'; /* a buffer never written to is "" too */
     char *d = b->data;
     if (len)

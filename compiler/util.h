@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <string.h>
 
 #define GK_HIDDEN __attribute__((visibility("hidden")))
 
@@ -26,6 +27,21 @@ static inline void *gk_steal_pointer(void *pp)
     return v;
 }
 #define gk_steal(pp) gk_steal_pointer(pp)
+
+/* FNV-1a, byte at a time: the gate's indexes hash every ancestor of a path
+ * in one pass by carrying the hash of the prefix. */
+#define GK_FNV_BASIS 14695981039346656037ULL
+static inline uint64_t gk_fnv_step(uint64_t h, unsigned char c)
+{
+    return (h ^ c) * 1099511628211ULL;
+}
+static inline uint64_t gk_fnv(const char *s, size_t n)
+{
+    uint64_t h = GK_FNV_BASIS;
+    for (size_t i = 0; i < n; i++)
+        h = gk_fnv_step(h, (unsigned char)s[i]);
+    return h;
+}
 
 GK_HIDDEN void *gk_malloc(size_t n);
 GK_HIDDEN void *gk_calloc(size_t n, size_t size);
@@ -79,9 +95,25 @@ typedef struct gk_buf {
     char *data;
     size_t len, cap;
 } gk_buf;
-GK_HIDDEN void gk_buf_add(gk_buf *b, const char *s, size_t n);
-GK_HIDDEN void gk_buf_puts(gk_buf *b, const char *s);
-GK_HIDDEN void gk_buf_putc(gk_buf *b, char c);
+/* Room for n more bytes and the terminating NUL. */
+GK_HIDDEN void gk_buf_grow(gk_buf *b, size_t n);
+/* Inline: emitters append hundreds of thousands of short pieces. */
+static inline void gk_buf_add(gk_buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap)
+        gk_buf_grow(b, n);
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+static inline void gk_buf_puts(gk_buf *b, const char *s)
+{
+    gk_buf_add(b, s, strlen(s));
+}
+static inline void gk_buf_putc(gk_buf *b, char c)
+{
+    gk_buf_add(b, &c, 1);
+}
 GK_HIDDEN void gk_buf_printf(gk_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 GK_HIDDEN char *gk_buf_steal(gk_buf *b, size_t *len);
 GK_HIDDEN void gk_buf_free(gk_buf *b);

@@ -12,6 +12,7 @@
  */
 #include "testutil.h"
 #include "frame.h"
+#include "json_out.h"
 #include "projection.h"
 
 #include <jansson.h>
@@ -178,6 +179,18 @@ static void assert_sorted_keys(json_t *v, const char *where)
     }
 }
 
+/* The streaming writer's bytes are jansson's dump of the same document. */
+static void assert_jansson_layout(const char *what, json_t *doc, const char *compact,
+                                  const char *pretty)
+{
+    gk_autofree char *jc = json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT);
+    gk_autofree char *jp = json_dumps(doc, JSON_SORT_KEYS | JSON_INDENT(2));
+    ck_assert_ptr_nonnull(jc);
+    ck_assert_ptr_nonnull(jp);
+    assert_same_text(what, compact, jc);
+    assert_same_text(what, pretty, jp);
+}
+
 START_TEST(test_pretty_vs_compact)
 {
     gk_strvec files = grant_files();
@@ -195,6 +208,8 @@ START_TEST(test_pretty_vs_compact)
         ck_assert_msg(json_equal(a, b), "%s: pretty and compact differ", files.v[i]);
         assert_sorted_keys(a, files.v[i]);
         assert_sorted_keys(b, files.v[i]);
+        /* Byte for byte what jansson prints for the same document. */
+        assert_jansson_layout(files.v[i], a, compact, pretty);
         /* No insignificant whitespace in compact output: every space or
          * newline sits inside a string (the test paths have none). */
         ck_assert_ptr_null(strchr(compact, '\n'));
@@ -560,6 +575,57 @@ START_TEST(test_escaping_controls)
 }
 END_TEST
 
+/* Random bytes, nesting and empty containers through gk_json_out, held
+ * to jansson's reading and re-dumping of the result. */
+START_TEST(test_json_out_is_jansson)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (int round = 0; round < 3000; round++) {
+        char str[16];
+        size_t n = 0;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        for (size_t len = x % 15; n < len; n++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            str[n] = (char)(1 + x % 255);
+        }
+        str[n] = '\0';
+        for (int pretty = 0; pretty < 2; pretty++) {
+            gk_buf b = {0};
+            gk_json_out j;
+            gk_json_init(&j, &b, pretty);
+            gk_json_object(&j);
+            gk_json_key(&j, "a");
+            gk_json_array(&j);
+            gk_json_string(&j, str);
+            gk_json_null(&j);
+            gk_json_bool(&j, round % 2);
+            gk_json_int(&j, (long long)(x % 2001) - 1000);
+            gk_json_array(&j);
+            gk_json_end(&j);
+            gk_json_object(&j);
+            gk_json_end(&j);
+            gk_json_end(&j);
+            gk_json_key(&j, "b");
+            gk_json_object(&j);
+            gk_json_key(&j, "c");
+            gk_json_string(&j, NULL);
+            gk_json_end(&j);
+            gk_json_key(&j, "k");
+            gk_json_string(&j, str);
+            gk_json_end(&j);
+            gk_autofree char *got = gk_buf_steal(&b, NULL);
+            json_error_t e;
+            json_t *doc = json_loads(got, JSON_REJECT_DUPLICATES, &e);
+            ck_assert_msg(doc != NULL, "round %d: %s in %s", round, e.text, got);
+            gk_autofree char *want =
+                json_dumps(doc, JSON_SORT_KEYS | (pretty ? JSON_INDENT(2) : JSON_COMPACT));
+            assert_same_text("gk_json_out", got, want);
+            json_decref(doc);
+        }
+    }
+}
+END_TEST
+
 /* ---- rejections as data --------------------------------------------------- */
 
 START_TEST(test_rejects)
@@ -885,6 +951,7 @@ static Suite *ir_suite(void)
     tcase_add_test(writer, test_roundtrip_empty_policy);
     tcase_add_test(writer, test_roundtrip_no_implicit);
     tcase_add_test(writer, test_escaping_controls);
+    tcase_add_test(writer, test_json_out_is_jansson);
     suite_add_tcase(s, writer);
 
     TCase *reader = tcase_create("reader");

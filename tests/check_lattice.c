@@ -6,6 +6,7 @@
 #include "gate.h"
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ static bool coin(unsigned percent)
     return pick(100) < percent;
 }
 #define PICK(arr) ((arr)[pick(sizeof(arr) / sizeof(*(arr)))])
+#define N(arr) (sizeof(arr) / sizeof(*(arr)))
 
 /* The universe: a small tree, so regions nest, overlap and miss often. */
 static const char *const paths[] = {
@@ -40,7 +42,8 @@ static const char *const paths[] = {
 /* Two spellings: a frozen region may have path != real (a symlink). */
 static const char *const aliases[] = {"/l", "/l/b", "/m/a", "/b"};
 
-static const char *const names[] = {"git", "make", "bash", "sh", "rg", "python3"};
+/* "cargo": an unanchored pattern (r.?g) matching inside a name. */
+static const char *const names[] = {"git", "make", "bash", "sh", "rg", "python3", "cargo"};
 static const char *const files[] = {"/usr/bin/git", "/bin/bash", "/opt/t/rg", "/usr/bin/sh",
                                     "/usr/bin/make", "/opt/t/python3"};
 static const char *const dirs[] = {"/usr/bin", "/opt/t", "/bin", "/opt"};
@@ -504,6 +507,17 @@ START_TEST(gate_paths_agree_with_the_fold)
                     a != gk_gate_exec(p, &x.e, NULL))
                     FAIL_LAW("the exec gate is the fold", &x);
                 ck_assert_ptr_nonnull(v.rule);
+                /* "For some argv[1]" (what the projection asks) is the fold
+                 * for one of the words the stacks name, or another, or none. */
+                bool some = false;
+                for (size_t w = 0; w <= N(argv1s) && !some; w++) {
+                    grant_exec_query e = x.e;
+                    e.argv1 = w < N(argv1s) ? argv1s[w] : NULL;
+                    some = gk_decide_exec(&p->stack, &e);
+                }
+                if ((gk_gate_exec_some_argv1(p, &x.e) == GRANT_ALLOWED) != some ||
+                    gk_decide_exec_some_argv1(&p->stack, &x.e) != some)
+                    FAIL_LAW("admitted for some argv[1] is the fold for one", &x);
             } else {
                 grant_answer a = gk_gate_gate(p, x.path, &v);
                 if ((a == GRANT_ALLOWED) != stack_decide(&p->stack, &x))
@@ -511,6 +525,69 @@ START_TEST(gate_paths_agree_with_the_fold)
             }
             gk_verdict_clear(&v);
         }
+        grant_policy_free(p);
+    }
+    grant_context_free(ctx);
+}
+END_TEST
+
+/* A fresh policy shared by threads from its first query: each thread asks
+ * every query while the others race to build the index, and all get the
+ * fold's answers. */
+#define SHARED_THREADS 8
+#define SHARED_QUERIES 256
+
+typedef struct shared_run {
+    const grant_policy *p;
+    const q *queries;
+    const bool *want;
+    pthread_barrier_t *start;
+    size_t wrong;
+} shared_run;
+
+static void *shared_worker(void *arg)
+{
+    shared_run *r = arg;
+    pthread_barrier_wait(r->start);
+    for (size_t k = 0; k < SHARED_QUERIES; k++) {
+        const q *x = &r->queries[k];
+        grant_answer a = x->kind == 0   ? gk_gate_fs(r->p, GRANT_OP_READ, x->path, NULL)
+                         : x->kind == 1 ? gk_gate_fs(r->p, GRANT_OP_WRITE, x->path, NULL)
+                         : x->kind == 2 ? gk_gate_exec(r->p, &x->e, NULL)
+                                        : gk_gate_gate(r->p, x->path, NULL);
+        r->wrong += (a == GRANT_ALLOWED) != r->want[k];
+    }
+    return NULL;
+}
+
+START_TEST(threads_share_a_fresh_policy)
+{
+    rng_state = 0x9E3779B97F4A7C15ULL;
+    grant_context *ctx = gk_test_context_linux();
+    grant_context_set_implicit(ctx, false);
+    for (size_t round = 0; round < 50; round++) {
+        grant_policy *p = gk_policy_new(ctx);
+        rnd_stack(&p->stack);
+        static q queries[SHARED_QUERIES];
+        bool want[SHARED_QUERIES];
+        for (size_t k = 0; k < SHARED_QUERIES; k++) {
+            rnd_query(&queries[k]); /* its identities point into queries[k] */
+            want[k] = stack_decide(&p->stack, &queries[k]);
+        }
+        pthread_barrier_t start;
+        pthread_barrier_init(&start, NULL, SHARED_THREADS);
+        pthread_t th[SHARED_THREADS];
+        shared_run runs[SHARED_THREADS];
+        for (int t = 0; t < SHARED_THREADS; t++) {
+            runs[t] = (shared_run){p, queries, want, &start, 0};
+            ck_assert_int_eq(pthread_create(&th[t], NULL, shared_worker, &runs[t]), 0);
+        }
+        for (int t = 0; t < SHARED_THREADS; t++) {
+            pthread_join(th[t], NULL);
+            ck_assert_msg(runs[t].wrong == 0, "round %zu: thread %d gave %zu wrong answers",
+                          round, t, runs[t].wrong);
+        }
+        pthread_barrier_destroy(&start);
         grant_policy_free(p);
     }
     grant_context_free(ctx);
@@ -529,6 +606,7 @@ static Suite *suite(void)
     tcase_add_test(tc, join_keeps_a_veto_the_other_side_does_not_lift);
     tcase_add_test(tc, projection_agrees_with_the_fold);
     tcase_add_test(tc, gate_paths_agree_with_the_fold);
+    tcase_add_test(tc, threads_share_a_fresh_policy);
     suite_add_tcase(s, tc);
     return s;
 }

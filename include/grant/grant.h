@@ -10,6 +10,11 @@
  * A char * returned through an out-pointer is malloc'd; free() it.
  * A const char * returned by an accessor lives as long as its owner object.
  * Allocation failure aborts the process.
+ *
+ * Threads: a compiled grant_policy never changes (its lookup index is
+ * built on first use and published atomically), so any number of threads
+ * may check, decide and emit on one policy at once. A grant_context or
+ * grant_diags is for one thread at a time.
  */
 #ifndef GRANT_GRANT_H
 #define GRANT_GRANT_H
