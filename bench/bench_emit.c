@@ -12,7 +12,12 @@
  * internal gk_emit_* entry points). Each figure is the median (and the minimum, less
  * sensitive to a loaded machine) of as many runs as fit in the time
  * budget. --host also measures bwrap and landlock for a host-target policy
- * (one lstat per entry).
+ * (one lstat per entry). --backend NAME keeps one backend's rows (for
+ * profiling).
+ *
+ * The repeated emits reuse a policy whose gate index (built on first use)
+ * is warm; the last line measures the cold case too: fresh policies, each
+ * backend emitted once, as a host that compiles and emits all four does.
  *
  * Target (issue 4; reported, not asserted): emitting all four backends
  * under 5 ms in-process.
@@ -271,9 +276,9 @@ static void failed(const char *target, const char *what, int rc)
  * Returns the sum of the grant_emit medians, or -1 when a backend failed;
  * *shared: one projection per target plus the four renderings. */
 static double run_all(grant_policy *const *pols, const char *const *labels, double seconds,
-                      const bool *only, double *shared)
+                      const bool *only, double *shared, double *total_min)
 {
-    double proj_ms[NTARGETS] = {0}, render_total = 0, total = 0;
+    double proj_ms[NTARGETS] = {0}, render_total = 0, total = 0, min_total = 0;
     bool all = true;
     for (size_t t = 0; t < NTARGETS; t++) {
         if (!pols[t])
@@ -299,6 +304,7 @@ static double run_all(grant_policy *const *pols, const char *const *labels, doub
             continue;
         }
         total += tm.median_ms;
+        min_total += tm.min_ms;
         row(labels[t], what, &tm, proj_ms[t], job.bytes);
     }
     for (size_t i = 0; i < NBACKENDS; i++) {
@@ -321,6 +327,7 @@ static double run_all(grant_policy *const *pols, const char *const *labels, doub
         row(labels[t], what, &tm, proj_ms[t], 0);
     }
     *shared = render_total;
+    *total_min = min_total;
     return all ? total : -1;
 }
 
@@ -406,7 +413,9 @@ int main(int argc, char **argv)
     if (!known)
         die(only_backend, EINVAL);
     double shared = 0;
-    double total = run_all(pols, labels, seconds, only_backend ? only : NULL, &shared);
+    double total_min = 0;
+    double total =
+        run_all(pols, labels, seconds, only_backend ? only : NULL, &shared, &total_min);
     for (size_t t = 0; t < NTARGETS; t++)
         grant_policy_free(pols[t]);
     if (host) {
@@ -414,14 +423,15 @@ int main(int argc, char **argv)
         double unused;
         grant_policy *h[NTARGETS] = {compile(GRANT_TARGET_HOST, tmpdir, top), NULL, NULL};
         const char *hl[NTARGETS] = {"host", "-", "-"};
-        run_all(h, hl, seconds, host_only, &unused);
+        run_all(h, hl, seconds, host_only, &unused, &unused);
         grant_policy_free(h[0]);
     }
     if (only_backend) {
         /* A partial table: no total to hold against the target. */
     } else if (total >= 0)
-        printf("all four backends via grant_emit: %.4f ms (target %.1f ms: %s)\n", total,
-               BENCH_TARGET_MS, total < BENCH_TARGET_MS ? "met" : "MISSED");
+        printf("all four backends via grant_emit: %.4f ms, sum of minimums %.4f ms (target %.1f "
+               "ms: %s)\n",
+               total, total_min, BENCH_TARGET_MS, total < BENCH_TARGET_MS ? "met" : "MISSED");
     else
         printf("all four backends via grant_emit: not measured (a backend failed)\n");
     if (!only_backend) {

@@ -8,6 +8,7 @@
  *     the deciding layer, rule and identity.
  * The property tests hold the two to the same answers. */
 #include "gate.h"
+#include "pathmap.h"
 #include "projection.h"
 
 #include <errno.h>
@@ -23,10 +24,8 @@ enum { F_IMPLICIT_READ = 1, F_IMPLICIT_WRITE = 2, F_SOURCE = 4, F_DEVICE = 8 };
 #define GK_INDEX_MAX_LAYERS 64
 #define GK_MAX_DEPTH 256
 
+/* What the layers say at one key (indexed by the key's pathmap id). */
 typedef struct slot {
-    const char *key; /* NULL: empty */
-    size_t len;
-    uint64_t hash;
     uint64_t read, write, deny, ro;
     unsigned flags;
     uint32_t refs;   /* 1 + index of the first region ref at this key, 0: none */
@@ -44,8 +43,9 @@ typedef struct region_ref {
 
 typedef struct gk_gate_index {
     bool usable;            /* false: more layers than bits, explain-path only */
-    slot *slots;
-    size_t cap, n;
+    gk_pathmap keys;        /* every region spelling, implicit entry and source */
+    slot *slots;            /* by key id */
+    size_t nslots, capslots;
     uint64_t fs_layers, restricted;
     gk_strvec owned;        /* keys not owned by a frame: implicit, sources */
     region_ref *refs;
@@ -55,51 +55,14 @@ typedef struct gk_gate_index {
     gk_exec_index *exec;
 } gk_gate_index;
 
-static slot *index_find(const gk_gate_index *ix, const char *key, size_t len, uint64_t h)
-{
-    size_t mask = ix->cap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        slot *s = &ix->slots[i];
-        if (!s->key)
-            return s;
-        if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0)
-            return s;
-    }
-}
-
-/* Grow to hold at least `keys` keys at half load (once, when the count is
- * known up front: rehashing a large table is most of a build). */
-static void index_grow_for(gk_gate_index *ix, size_t keys)
-{
-    slot *old = ix->slots;
-    size_t oldcap = ix->cap;
-    size_t cap = oldcap ? oldcap : 64;
-    while (cap < 2 * keys + 2)
-        cap *= 2;
-    if (cap == oldcap)
-        return;
-    ix->cap = cap;
-    ix->slots = gk_calloc(ix->cap, sizeof(slot));
-    for (size_t i = 0; i < oldcap; i++)
-        if (old[i].key)
-            *index_find(ix, old[i].key, old[i].len, old[i].hash) = old[i];
-    free(old);
-}
-
 static slot *index_slot(gk_gate_index *ix, const char *key)
 {
-    if ((ix->n + 1) * 2 > ix->cap)
-        index_grow_for(ix, ix->n + 1);
-    size_t len = strlen(key);
-    uint64_t h = gk_fnv(key, len);
-    slot *s = index_find(ix, key, len, h);
-    if (!s->key) {
-        s->key = key;
-        s->len = len;
-        s->hash = h;
-        ix->n++;
+    size_t id = gk_pathmap_intern(&ix->keys, key, strlen(key));
+    if (id == ix->nslots) {
+        slot empty = {0};
+        GK_VEC_PUSH(ix->slots, ix->nslots, ix->capslots, empty);
     }
-    return s;
+    return &ix->slots[id];
 }
 
 /* A device node is granted itself, not a path below it (/dev/null/x);
@@ -166,7 +129,7 @@ static gk_gate_index *index_build(const grant_policy *p)
         if (p->stack.v[l]->has_fs)
             keys += fs->read.n + fs->write.n + 2 * (fs->deny.n + fs->readonly.n);
     }
-    index_grow_for(ix, keys);
+    gk_pathmap_reserve(&ix->keys, keys);
     for (size_t l = 0; l < p->stack.n; l++) {
         const gk_frame *f = p->stack.v[l];
         if (!f->has_fs)
@@ -199,6 +162,7 @@ void gk_gate_index_free(void *index)
     if (!ix)
         return;
     gk_exec_index_free(ix->exec);
+    gk_pathmap_clear(&ix->keys);
     free(ix->slots);
     free(ix->refs);
     gk_strvec_free(&ix->owned);
@@ -239,7 +203,7 @@ static masks lookup(const gk_gate_index *ix, const char *p, const slot **slots, 
     masks m = {0};
     if (nslots)
         *nslots = 0;
-    if (!ix->cap)
+    if (!ix->nslots)
         return (masks){.ok = true};
     uint64_t h = GK_FNV_BASIS;
     size_t depth = 0;
@@ -250,8 +214,9 @@ static masks lookup(const gk_gate_index *ix, const char *p, const slot **slots, 
                 continue; /* a trailing '/' names the same prefix */
             if (++depth > GK_MAX_DEPTH)
                 return (masks){0};
-            slot *s = index_find(ix, p, i + 1, h);
-            if (s->key) {
+            long id = gk_pathmap_find(&ix->keys, p, i + 1, h);
+            if (id >= 0) {
+                const slot *s = &ix->slots[id];
                 if (slots)
                     slots[(*nslots)++] = s;
                 m.read |= s->read;

@@ -13,19 +13,20 @@
  * hold this index to it on random stacks. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "gate.h"
+#include "pathmap.h"
 
 #include <pcre2.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define GK_EXEC_MAX_LAYERS 64
 
+/* What a layer lists at a key. */
+enum { X_NAME, X_FILE, X_DIR, X_VETO_NAME, X_VETO_FILE, X_VETO_DIR, X_KINDS };
+
+/* What the layers list at one key (indexed by the key's pathmap id). */
 typedef struct xslot {
-    const char *key; /* borrowed from a frame; NULL: empty */
-    size_t len;
-    uint64_t hash;
-    uint64_t name, file, dir, veto_name, veto_file, veto_dir; /* one bit per layer */
+    uint64_t bits[X_KINDS]; /* one bit per layer */
     uint32_t binds; /* 1 + index of the first Subcommands ref at this key, 0: none */
 } xslot;
 
@@ -67,70 +68,37 @@ static veto_pattern pattern_of(const pcre2_code *code, const char *text, uint64_
 struct gk_exec_index {
     bool usable; /* false: more layers than bits, the fold answers */
     uint64_t allow_layers; /* layers whose exec section lists admissions */
-    xslot *slots;
-    size_t cap, n;
+    gk_pathmap keys;       /* every name, file and dir a layer lists (borrowed) */
+    xslot *slots;          /* by key id */
+    size_t nslots, capslots;
     bind_ref *binds;
     size_t nbinds, capbinds;
     veto_pattern *patterns;
     size_t npatterns, cappatterns;
 };
 
-static xslot *find(const gk_exec_index *ix, const char *key, size_t len, uint64_t h)
-{
-    size_t mask = ix->cap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        xslot *s = &ix->slots[i];
-        if (!s->key || (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0))
-            return s;
-    }
-}
-
-/* Room for `keys` keys at half load; sized once up front when it can be. */
-static void grow_for(gk_exec_index *ix, size_t keys)
-{
-    xslot *old = ix->slots;
-    size_t oldcap = ix->cap;
-    size_t cap = oldcap ? oldcap : 64;
-    while (cap < 2 * keys + 2)
-        cap *= 2;
-    if (cap == oldcap)
-        return;
-    ix->cap = cap;
-    ix->slots = gk_calloc(ix->cap, sizeof(xslot));
-    for (size_t i = 0; i < oldcap; i++)
-        if (old[i].key)
-            *find(ix, old[i].key, old[i].len, old[i].hash) = old[i];
-    free(old);
-}
-
 static xslot *slot_for(gk_exec_index *ix, const char *key)
 {
-    if ((ix->n + 1) * 2 > ix->cap)
-        grow_for(ix, ix->n + 1);
-    size_t len = strlen(key);
-    uint64_t h = gk_fnv(key, len);
-    xslot *s = find(ix, key, len, h);
-    if (!s->key) {
-        *s = (xslot){.key = key, .len = len, .hash = h};
-        ix->n++;
+    size_t id = gk_pathmap_intern(&ix->keys, key, strlen(key));
+    if (id == ix->nslots) {
+        xslot empty = {0};
+        GK_VEC_PUSH(ix->slots, ix->nslots, ix->capslots, empty);
     }
-    return s;
+    return &ix->slots[id];
 }
 
 static const xslot *lookup(const gk_exec_index *ix, const char *key)
 {
-    if (!ix->n)
-        return NULL;
     size_t len = strlen(key);
-    const xslot *s = find(ix, key, len, gk_fnv(key, len));
-    return s->key ? s : NULL;
+    long id = gk_pathmap_find(&ix->keys, key, len, gk_fnv(key, len));
+    return id >= 0 ? &ix->slots[id] : NULL;
 }
 
 static void add_admits(gk_exec_index *ix, const gk_admits *a, uint64_t bit, bool file)
 {
     for (size_t i = 0; i < a->n; i++) {
         xslot *s = slot_for(ix, a->v[i].key);
-        *(file ? &s->file : &s->name) |= bit;
+        s->bits[file ? X_FILE : X_NAME] |= bit;
         if (a->v[i].all)
             continue;
         bind_ref r = {&a->v[i], s->binds};
@@ -139,10 +107,10 @@ static void add_admits(gk_exec_index *ix, const gk_admits *a, uint64_t bit, bool
     }
 }
 
-static void add_entries(gk_exec_index *ix, const gk_entries *e, uint64_t bit, size_t field)
+static void add_entries(gk_exec_index *ix, const gk_entries *e, uint64_t bit, int kind)
 {
     for (size_t i = 0; i < e->n; i++)
-        *(uint64_t *)((char *)slot_for(ix, e->v[i].key) + field) |= bit;
+        slot_for(ix, e->v[i].key)->bits[kind] |= bit;
 }
 
 gk_exec_index *gk_exec_index_build(const grant_policy *p)
@@ -158,23 +126,22 @@ gk_exec_index *gk_exec_index_build(const grant_policy *p)
             keys += x->names.n + x->files.n + x->dirs.n + x->veto_names.n + x->veto_files.n +
                     x->veto_dirs.n;
     }
-    grow_for(ix, keys);
+    gk_pathmap_reserve(&ix->keys, keys);
     for (size_t l = 0; l < p->stack.n; l++) {
         const gk_frame *f = p->stack.v[l];
         if (!f->has_exec)
             continue;
         const gk_exec_dim *x = &f->exec;
         uint64_t bit = 1ULL << l;
-        if (x->has_allow)
-            ix->allow_layers |= bit;
         if (x->has_allow) { /* a deny-only section admits by default */
+            ix->allow_layers |= bit;
             add_admits(ix, &x->names, bit, false);
             add_admits(ix, &x->files, bit, true);
-            add_entries(ix, &x->dirs, bit, offsetof(xslot, dir));
+            add_entries(ix, &x->dirs, bit, X_DIR);
         }
-        add_entries(ix, &x->veto_names, bit, offsetof(xslot, veto_name));
-        add_entries(ix, &x->veto_files, bit, offsetof(xslot, veto_file));
-        add_entries(ix, &x->veto_dirs, bit, offsetof(xslot, veto_dir));
+        add_entries(ix, &x->veto_names, bit, X_VETO_NAME);
+        add_entries(ix, &x->veto_files, bit, X_VETO_FILE);
+        add_entries(ix, &x->veto_dirs, bit, X_VETO_DIR);
         for (size_t i = 0; i < x->veto_match.n; i++) {
             veto_pattern vp = pattern_of(x->match_code ? x->match_code[i] : NULL,
                                          x->veto_match.v[i].key, bit);
@@ -188,6 +155,7 @@ void gk_exec_index_free(gk_exec_index *ix)
 {
     if (!ix)
         return;
+    gk_pathmap_clear(&ix->keys);
     free(ix->slots);
     free(ix->binds);
     free(ix->patterns);
@@ -200,15 +168,15 @@ void gk_exec_index_free(gk_exec_index *ix)
 static void ancestor_bits(const gk_exec_index *ix, const char *p, uint64_t *veto_dir,
                           uint64_t *dir)
 {
-    if (!ix->n || p[0] != '/' || p[1] == '\0')
+    if (!ix->nslots || p[0] != '/' || p[1] == '\0')
         return;
     uint64_t h = gk_fnv_step(GK_FNV_BASIS, '/');
     for (size_t i = 0; p[i]; i++) {
         if (i == 0 || (p[i] == '/' && p[i - 1] != '/')) {
-            const xslot *s = find(ix, p, i ? i : 1, h);
-            if (s->key) {
-                *veto_dir |= s->veto_dir;
-                *dir |= s->dir;
+            long id = gk_pathmap_find(&ix->keys, p, i ? i : 1, h);
+            if (id >= 0) {
+                *veto_dir |= ix->slots[id].bits[X_VETO_DIR];
+                *dir |= ix->slots[id].bits[X_DIR];
             }
         }
         if (i > 0)
@@ -279,9 +247,9 @@ int gk_exec_index_decide(const gk_exec_index *ix, const grant_exec_query *q, boo
         /* Step 1: vetoes read every identity and its basename; veto dirs
          * the walked and canonical paths. */
         if (at)
-            veto |= at->veto_name | at->veto_file;
+            veto |= at->bits[X_VETO_NAME] | at->bits[X_VETO_FILE];
         if (at_base)
-            veto |= at_base->veto_name;
+            veto |= at_base->bits[X_VETO_NAME];
         if (ix->npatterns) {
             if (!matched_base || strcmp(matched_base, base) != 0) {
                 matched_bits = pattern_bits(ix, base, &md);
@@ -299,9 +267,9 @@ int gk_exec_index_decide(const gk_exec_index *ix, const grant_exec_query *q, boo
         /* Step 3: the spelling (name or file), the walked file, and the
          * allow dirs holding the walked path. */
         if (k == 0 && at)
-            admitted |= at->name | at->file;
+            admitted |= at->bits[X_NAME] | at->bits[X_FILE];
         if (k == 1)
-            admitted |= (at ? at->file : 0) | allow_dir;
+            admitted |= (at ? at->bits[X_FILE] : 0) | allow_dir;
     }
     if (md)
         pcre2_match_data_free(md);

@@ -4,26 +4,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-static gk_pathmap_slot *probe(const gk_pathmap *m, const char *s, size_t len, uint64_t h)
+/* The table cell holding s[0..len), or the empty cell where it would go. */
+static uint32_t *probe(const gk_pathmap *m, const char *s, size_t len, uint64_t h)
 {
     size_t mask = m->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        gk_pathmap_slot *sl = &m->slots[i];
-        if (!sl->key || (sl->hash == h && sl->len == len && memcmp(sl->key, s, len) == 0))
-            return sl;
+        uint32_t *cell = &m->table[i];
+        if (!*cell)
+            return cell;
+        const gk_pathmap_key *k = &m->keys[*cell - 1];
+        if (k->hash == h && k->len == len && memcmp(k->key, s, len) == 0)
+            return cell;
     }
 }
 
-static void grow(gk_pathmap *m)
+void gk_pathmap_reserve(gk_pathmap *m, size_t keys)
 {
-    gk_pathmap_slot *old = m->slots;
-    size_t oldcap = m->cap;
-    m->cap = oldcap ? oldcap * 2 : 64;
-    m->slots = gk_calloc(m->cap, sizeof(*m->slots));
-    for (size_t i = 0; i < oldcap; i++)
-        if (old[i].key)
-            *probe(m, old[i].key, old[i].len, old[i].hash) = old[i];
-    free(old);
+    size_t cap = m->cap ? m->cap : 64;
+    while (cap < 2 * keys + 2)
+        cap *= 2;
+    if (cap == m->cap)
+        return;
+    free(m->table);
+    m->cap = cap;
+    m->table = gk_calloc(cap, sizeof(*m->table));
+    for (size_t id = 0; id < m->n; id++)
+        *probe(m, m->keys[id].key, m->keys[id].len, m->keys[id].hash) = (uint32_t)(id + 1);
+}
+
+size_t gk_pathmap_intern(gk_pathmap *m, const char *key, size_t len)
+{
+    if ((m->n + 1) * 2 > m->cap)
+        gk_pathmap_reserve(m, m->n + 1);
+    uint64_t h = gk_fnv(key, len);
+    uint32_t *cell = probe(m, key, len, h);
+    if (*cell)
+        return *cell - 1;
+    gk_pathmap_key k = {key, len, h};
+    GK_VEC_PUSH(m->keys, m->n, m->capkeys, k);
+    *cell = (uint32_t)m->n;
+    return m->n - 1;
+}
+
+long gk_pathmap_find(const gk_pathmap *m, const char *s, size_t len, uint64_t h)
+{
+    if (!m->n)
+        return -1;
+    uint32_t cell = *probe(m, s, len, h);
+    return cell ? (long)cell - 1 : -1;
 }
 
 void gk_pathmap_add(gk_pathmap *m, const char *key, size_t value)
@@ -33,31 +61,31 @@ void gk_pathmap_add(gk_pathmap *m, const char *key, size_t value)
 
 void gk_pathmap_add_len(gk_pathmap *m, const char *key, size_t len, size_t value)
 {
-    if ((m->n + 1) * 2 > m->cap)
-        grow(m);
-    uint64_t h = gk_fnv(key, len);
-    gk_pathmap_slot *sl = probe(m, key, len, h);
-    if (!sl->key) {
-        *sl = (gk_pathmap_slot){key, len, h, 0};
-        m->n++;
+    size_t id = gk_pathmap_intern(m, key, len);
+    if (id >= m->capfirst) {
+        size_t cap = m->capfirst ? m->capfirst * 2 : 64;
+        while (cap <= id)
+            cap *= 2;
+        m->first = gk_realloc(m->first, cap * sizeof(*m->first));
+        memset(m->first + m->capfirst, 0, (cap - m->capfirst) * sizeof(*m->first));
+        m->capfirst = cap;
     }
-    /* Prepend: values at a key come back newest first. */
-    gk_pathmap_entry e = {value, sl->first};
+    gk_pathmap_entry e = {value, m->first[id]};
     GK_VEC_PUSH(m->entries, m->nentries, m->capentries, e);
-    sl->first = (uint32_t)m->nentries;
+    m->first[id] = (uint32_t)m->nentries;
 }
 
 uint32_t gk_pathmap_first(const gk_pathmap *m, const char *s, size_t len, uint64_t h)
 {
-    if (!m->n)
-        return 0;
-    const gk_pathmap_slot *sl = probe(m, s, len, h);
-    return sl->key ? sl->first : 0;
+    long id = gk_pathmap_find(m, s, len, h);
+    return id >= 0 && (size_t)id < m->capfirst ? m->first[id] : 0;
 }
 
 void gk_pathmap_clear(gk_pathmap *m)
 {
-    free(m->slots);
+    free(m->table);
+    free(m->keys);
+    free(m->first);
     free(m->entries);
     memset(m, 0, sizeof(*m));
 }
