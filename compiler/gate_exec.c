@@ -239,7 +239,9 @@ int gk_exec_index_decide(const gk_exec_index *ix, const grant_exec_query *q, boo
     uint64_t matched_bits = 0;
     for (int k = 0; k < 3; k++) {
         const char *id = ids[k];
-        if (!id)
+        /* A canonical file spelled as the walked one adds nothing: steps
+         * 1 and 2 read both alike, and step 3 reads neither. */
+        if (!id || (k == 2 && ids[1] && strcmp(id, ids[1]) == 0))
             continue;
         const char *base = gk_basename(id);
         const xslot *at = lookup(ix, id);

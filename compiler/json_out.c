@@ -73,28 +73,49 @@ void gk_json_key(gk_json_out *j, const char *key)
     j->after_key = true;
 }
 
-/* Bytes a string cannot copy as they are: NUL (the end), controls, '"',
- * '\\', and every non-ASCII byte (checked as UTF-8). */
+/* Bytes a string cannot copy as they are: controls, '"', '\\', and every
+ * non-ASCII byte (checked as UTF-8). */
 static const unsigned char special[256] = {
     [0x00 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xFF] = 1,
 };
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* The first special byte in [p, end), or end; eight bytes at a time while
+ * none is special (most strings are plain ASCII paths). */
+static const char *skip_plain(const char *p, const char *end)
+{
+    while (end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t q = x ^ (ONES * '"'), bs = x ^ (ONES * '\\');
+        uint64_t hit = ((x - ONES * 0x20) & ~x) | x | ((q - ONES) & ~q) | ((bs - ONES) & ~bs);
+        if (hit & HIGHS)
+            break;
+        p += 8;
+    }
+    while (p < end && !special[(unsigned char)*p])
+        p++;
+    return p;
+}
+
 void gk_json_quote(gk_buf *b, const char *s)
 {
     gk_buf_putc(b, '"');
+    const char *end = s + strlen(s);
     const char *run = s;
     const char *p = s;
     for (;;) {
-        while (!special[(unsigned char)*p])
-            p++;
-        unsigned char c = (unsigned char)*p;
-        if (c == 0)
+        p = skip_plain(p, end);
+        if (p == end)
             break;
+        unsigned char c = (unsigned char)*p;
         if (c >= 0x80) {
             size_t k = 2;
-            while (k <= 4 && p[k - 1] && !gk_utf8_valid(p, k))
+            while (k <= 4 && p + k <= end && !gk_utf8_valid(p, k))
                 k++;
-            if (k <= 4 && p[k - 1]) {
+            if (k <= 4 && p + k <= end) {
                 p += k;
                 continue;
             }

@@ -174,14 +174,14 @@ static bool admitted_for_some_argv1(const grant_policy *p, const char *spelling,
     return gk_gate_exec_some_argv1(p, &q) == GRANT_ALLOWED;
 }
 
-/* Both the walked spelling and the canonical file: Seatbelt matches the
- * path exec'd, Landlock the file itself. */
-static void push_both(gk_strvec *v, const char *walked, const char *canonical)
+/* Both the walked spelling and the canonical file (taken: either may be
+ * NULL): Seatbelt matches the path exec'd, Landlock the file itself. */
+static void take_both(gk_strvec *v, char *walked, char *canonical)
 {
     if (walked)
-        gk_strvec_push(v, walked);
+        gk_strvec_push_take(v, walked);
     if (canonical)
-        gk_strvec_push(v, canonical);
+        gk_strvec_push_take(v, canonical);
 }
 
 static char *canonical_of(const grant_context *ctx, const char *path)
@@ -223,14 +223,38 @@ static void veto_matches_on_path(gk_projection *pr, const grant_policy *p)
             bool hit = false;
             for (size_t i = 0; i < p->stack.n && !hit; i++)
                 hit = gk_frame_vetoes(p->stack.v[i], &q);
-            if (hit)
-                push_both(&pr->exec_veto, w, c);
-            free(c);
-            free(w);
+            if (hit) {
+                take_both(&pr->exec_veto, w, c);
+            } else {
+                free(c);
+                free(w);
+            }
         }
         closedir(dir);
     }
     free(list);
+}
+
+/* Keys borrowed from the frames, sorted and unique. */
+typedef struct keylist {
+    const char **v;
+    size_t n, cap;
+} keylist;
+
+static int key_cmp(const void *a, const void *b)
+{
+    return gk_strcmp_bytes(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void keys_sort_unique(keylist *k)
+{
+    if (k->n > 1)
+        qsort(k->v, k->n, sizeof(*k->v), key_cmp);
+    size_t w = 0;
+    for (size_t i = 0; i < k->n; i++)
+        if (!w || strcmp(k->v[w - 1], k->v[i]) != 0)
+            k->v[w++] = k->v[i];
+    k->n = w;
 }
 
 /* The exec admit and veto lists, from gate answers (grant-language.md §6):
@@ -241,47 +265,52 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
 {
     const gk_stack *s = &p->stack;
     const grant_context *ctx = p->ctx;
-    gk_strvec names = {0}, files = {0}, dirs = {0}, veto_names = {0};
+    keylist names = {0}, files = {0}, dirs = {0}, veto_names = {0};
     for (size_t i = 0; i < s->n; i++) {
         const gk_frame *f = s->v[i];
         if (!f->has_exec)
             continue;
         pr->exec_restricted |= f->exec.has_allow;
         for (size_t k = 0; k < f->exec.names.n; k++)
-            gk_strvec_push(&names, f->exec.names.v[k].key);
+            GK_VEC_PUSH(names.v, names.n, names.cap, f->exec.names.v[k].key);
         for (size_t k = 0; k < f->exec.files.n; k++)
-            gk_strvec_push(&files, f->exec.files.v[k].key);
+            GK_VEC_PUSH(files.v, files.n, files.cap, f->exec.files.v[k].key);
         for (size_t k = 0; k < f->exec.dirs.n; k++)
-            gk_strvec_push(&dirs, f->exec.dirs.v[k].key);
+            GK_VEC_PUSH(dirs.v, dirs.n, dirs.cap, f->exec.dirs.v[k].key);
         for (size_t k = 0; k < f->exec.veto_names.n; k++)
-            gk_strvec_push(&veto_names, f->exec.veto_names.v[k].key);
+            GK_VEC_PUSH(veto_names.v, veto_names.n, veto_names.cap,
+                        f->exec.veto_names.v[k].key);
         for (size_t k = 0; k < f->exec.veto_files.n; k++) {
             const char *vf = f->exec.veto_files.v[k].key;
-            char *c = canonical_of(ctx, vf);
-            push_both(&pr->exec_veto, vf, c);
-            free(c);
+            gk_strvec_push(&pr->exec_veto, vf);
+            take_both(&pr->exec_veto, NULL, canonical_of(ctx, vf));
         }
         for (size_t k = 0; k < f->exec.veto_dirs.n; k++)
             gk_strvec_push(&pr->exec_veto, f->exec.veto_dirs.v[k].key);
     }
-    gk_strvec_sort_unique(&names);
-    gk_strvec_sort_unique(&files);
-    gk_strvec_sort_unique(&dirs);
-    gk_strvec_sort_unique(&veto_names);
+    keys_sort_unique(&names);
+    keys_sort_unique(&files);
+    keys_sort_unique(&dirs);
+    keys_sort_unique(&veto_names);
 
     for (size_t i = 0; i < names.n; i++) {
         char *w, *c;
         gk_walk_head(ctx, names.v[i], NULL, NULL, &w, &c);
-        if (w && admitted_for_some_argv1(p, names.v[i], w, c))
-            push_both(&pr->exec_admit, w, c);
-        free(w);
-        free(c);
+        if (w && admitted_for_some_argv1(p, names.v[i], w, c)) {
+            take_both(&pr->exec_admit, w, c);
+        } else {
+            free(w);
+            free(c);
+        }
     }
     for (size_t i = 0; i < files.n; i++) {
         char *c = canonical_of(ctx, files.v[i]);
-        if (admitted_for_some_argv1(p, files.v[i], files.v[i], c))
-            push_both(&pr->exec_admit, files.v[i], c);
-        free(c);
+        if (admitted_for_some_argv1(p, files.v[i], files.v[i], c)) {
+            gk_strvec_push(&pr->exec_admit, files.v[i]);
+            take_both(&pr->exec_admit, NULL, c);
+        } else {
+            free(c);
+        }
     }
     for (size_t i = 0; i < dirs.n; i++) {
         /* A dir is admitted when a fresh name walked inside it is. */
@@ -293,10 +322,12 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     for (size_t i = 0; i < veto_names.n; i++) {
         char *w, *c;
         gk_walk_head(ctx, veto_names.v[i], NULL, NULL, &w, &c);
-        if (w && gk_has_prefix(w, "/"))
-            push_both(&pr->exec_veto, w, c);
-        free(w);
-        free(c);
+        if (w && gk_has_prefix(w, "/")) {
+            take_both(&pr->exec_veto, w, c);
+        } else {
+            free(w);
+            free(c);
+        }
     }
     veto_matches_on_path(pr, p);
     gk_strvec_sort_unique(&pr->exec_admit);
@@ -314,10 +345,10 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
             }
         gk_strvec_sort_unique(&pr->deputy);
     }
-    gk_strvec_free(&names);
-    gk_strvec_free(&files);
-    gk_strvec_free(&dirs);
-    gk_strvec_free(&veto_names);
+    free(names.v);
+    free(files.v);
+    free(dirs.v);
+    free(veto_names.v);
 }
 
 gk_projection *gk_projection_build(const grant_policy *p)

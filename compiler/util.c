@@ -133,10 +133,15 @@ char *gk_path_parent(const char *p)
 
 char *gk_path_join(const char *dir, const char *name)
 {
-    size_t n = strlen(dir);
-    if (n && dir[n - 1] == '/')
-        return gk_printf("%s%s", dir, name);
-    return gk_printf("%s/%s", dir, name);
+    /* Without printf: resolution and the PATH walk join on every query. */
+    size_t n = strlen(dir), m = strlen(name);
+    bool slash = !(n && dir[n - 1] == '/');
+    char *out = gk_malloc(n + slash + m + 1);
+    memcpy(out, dir, n);
+    if (slash)
+        out[n] = '/';
+    memcpy(out + n + slash, name, m + 1);
+    return out;
 }
 
 size_t gk_edit_distance(const char *a, const char *b)
