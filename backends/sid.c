@@ -156,15 +156,28 @@ static char *sid_from_words(const char *prefix, const uint8_t *d, size_t nwords)
         const uint8_t *w = d + 4 * i;
         uint32_t v = (uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 |
                      (uint32_t)w[3] << 24;
+        /* Two digits per division (plans derive thousands of SIDs). */
+        static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                                    "25262728293031323334353637383940414243444546474849"
+                                    "50515253545556575859606162636465666768697071727374"
+                                    "75767778798081828384858687888990919293949596979899";
         char digits[10];
-        size_t n = 0;
-        do {
-            digits[n++] = (char)('0' + v % 10);
-            v /= 10;
-        } while (v);
+        size_t n = sizeof(digits);
+        while (v >= 100) {
+            uint32_t r = v % 100;
+            v /= 100;
+            digits[--n] = pairs[2 * r + 1];
+            digits[--n] = pairs[2 * r];
+        }
+        if (v >= 10) {
+            digits[--n] = pairs[2 * v + 1];
+            digits[--n] = pairs[2 * v];
+        } else {
+            digits[--n] = (char)('0' + v);
+        }
         *o++ = '-';
-        while (n)
-            *o++ = digits[--n];
+        memcpy(o, digits + n, sizeof(digits) - n);
+        o += sizeof(digits) - n;
     }
     *o = '\0';
     return out;

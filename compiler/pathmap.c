@@ -90,35 +90,41 @@ void gk_pathmap_clear(gk_pathmap *m)
     memset(m, 0, sizeof(*m));
 }
 
+static void prefix_push(gk_path_prefixes *out, size_t *cap, size_t len, uint64_t h)
+{
+    if (out->n == *cap) {
+        size_t ncap = *cap * 2;
+        size_t *l = gk_malloc(ncap * sizeof(*l));
+        uint64_t *hs = gk_malloc(ncap * sizeof(*hs));
+        memcpy(l, out->len, out->n * sizeof(*l));
+        memcpy(hs, out->hash, out->n * sizeof(*hs));
+        if (out->len != out->len_buf) {
+            free(out->len);
+            free(out->hash);
+        }
+        out->len = l;
+        out->hash = hs;
+        *cap = ncap;
+    }
+    out->len[out->n] = len;
+    out->hash[out->n++] = h;
+}
+
 void gk_path_prefixes_of(const char *p, gk_path_prefixes *out)
 {
-    size_t len = strlen(p), slashes = 0;
-    for (size_t k = 0; k < len; k++)
-        slashes += p[k] == '/';
-    size_t max = slashes + 2;
-    if (max <= sizeof(out->len_buf) / sizeof(*out->len_buf)) {
-        out->len = out->len_buf;
-        out->hash = out->hash_buf;
-    } else {
-        out->len = gk_malloc(max * sizeof(*out->len));
-        out->hash = gk_malloc(max * sizeof(*out->hash));
-    }
+    size_t cap = sizeof(out->len_buf) / sizeof(*out->len_buf);
+    out->len = out->len_buf;
+    out->hash = out->hash_buf;
     out->n = 0;
     uint64_t h = GK_FNV_BASIS;
-    for (size_t k = 0; k < len; k++) {
-        if (k == 1 || (k > 1 && p[k] == '/')) {
-            out->len[out->n] = k;
-            out->hash[out->n++] = h;
-        }
+    size_t k = 0;
+    for (; p[k]; k++) {
+        if (k == 1 || (k > 1 && p[k] == '/'))
+            prefix_push(out, &cap, k, h);
         h = gk_fnv_step(h, (unsigned char)p[k]);
     }
-    if (len == 1) {
-        out->len[out->n] = 1;
-        out->hash[out->n++] = h;
-    } else if (len > 1) {
-        out->len[out->n] = len;
-        out->hash[out->n++] = h;
-    }
+    if (k >= 1)
+        prefix_push(out, &cap, k, h); /* p itself ("/" when k is 1) */
 }
 
 void gk_path_prefixes_free(gk_path_prefixes *px)
