@@ -348,63 +348,160 @@ static int compile_files(const grant_context *ctx, char *const *files, size_t nf
 
 /* ---- compile ------------------------------------------------------------ */
 
+/* ---- the option loop of the policy commands ----------------------------- */
+
+/* What compile, compare, check, audit and emit share: the freeze context
+ * options, --extend (when the command stacks files), -h, and their own
+ * options, handed to `own` (0 taken, -1 refused and reported). */
+typedef struct cmd_spec {
+    const char *name;
+    const char *usage;
+    const char *shortopts;          /* the command's own short options */
+    const struct option *longopts;  /* the command's own, NULL-terminated, or NULL */
+    bool extend;
+    int (*own)(void *state, int opt, const char *arg);
+    void *state;
+} cmd_spec;
+
+typedef struct cmd_args {
+    grant_context *ctx;
+    char **extends;
+    size_t nextends;
+    int first;                      /* index of the first operand */
+} cmd_args;
+
+#define CMD_RUN (-1)
+
+static void cmd_args_free(cmd_args *a)
+{
+    free(a->extends);
+    grant_context_free(a->ctx);
+    memset(a, 0, sizeof(*a));
+}
+
+/* Parse argv[1..argc). CMD_RUN when the command should run (free *out
+ * with cmd_args_free), else the exit status to return at once. */
+static int parse_command(const cmd_spec *c, int argc, char **argv, cmd_args *out)
+{
+    static const struct option ctx_longopts[] = {CTX_LONG_OPTIONS};
+    static const struct option extend_longopt = {"extend", required_argument, NULL, OPT_EXTEND};
+    size_t nctx = sizeof(ctx_longopts) / sizeof(*ctx_longopts), nown = 0;
+    while (c->longopts && c->longopts[nown].name)
+        nown++;
+    struct option *longopts = calloc(nctx + nown + 2, sizeof(*longopts));
+    char *shortopts = malloc(strlen(c->shortopts) + 2);
+    if (!longopts || !shortopts)
+        abort();
+    memcpy(longopts, ctx_longopts, sizeof(ctx_longopts));
+    if (nown)
+        memcpy(longopts + nctx, c->longopts, nown * sizeof(*longopts));
+    if (c->extend)
+        longopts[nctx + nown] = extend_longopt;
+    snprintf(shortopts, strlen(c->shortopts) + 2, "h%s", c->shortopts);
+
+    memset(out, 0, sizeof(*out));
+    int status = CLI_EXIT_USAGE, opt;
+    out->ctx = new_context(argc, argv);
+    out->extends = calloc((size_t)argc + 1, sizeof(*out->extends));
+    if (!out->extends)
+        abort();
+    if (!out->ctx)
+        goto refused;
+    start_options(argv);
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        int r = ctx_option(out->ctx, opt, optarg);
+        if (r < 0)
+            goto refused;
+        if (r == 0)
+            continue;
+        if (opt == OPT_EXTEND && c->extend) {
+            out->extends[out->nextends++] = optarg;
+        } else if (opt == 'h') {
+            status = print_help(c->usage);
+            goto refused;
+        } else if (opt == '?' || opt == ':' || !c->own) {
+            usage_hint(c->name);
+            goto refused;
+        } else if (c->own(c->state, opt, optarg) < 0) {
+            goto refused;
+        }
+    }
+    out->first = optind;
+    free(longopts);
+    free(shortopts);
+    return CMD_RUN;
+refused:
+    free(longopts);
+    free(shortopts);
+    cmd_args_free(out);
+    return status;
+}
+
+/* At least one FILE operand in argv[first..end). */
+static bool has_files(const char *name, int first, int end)
+{
+    if (first < end)
+        return true;
+    cli_error("%s: missing FILE", name);
+    usage_hint(name);
+    return false;
+}
+
+/* --format text|json, for compare and check. */
+static int text_or_json(void *state, int opt, const char *arg)
+{
+    (void)opt; /* the only option of compare and check */
+    bool *json = state;
+    if (strcmp(arg, "json") == 0)
+        *json = true;
+    else if (strcmp(arg, "text") == 0)
+        *json = false;
+    else {
+        cli_error("--format: unknown format '%s' (expected text or json)", arg);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct compile_opts {
+    const char *output;
+    unsigned flags;
+} compile_opts;
+
+static int compile_option(void *state, int opt, const char *arg)
+{
+    compile_opts *o = state;
+    if (opt == 'o')
+        o->output = arg;
+    else
+        o->flags |= GRANT_IR_PRETTY;
+    return 0;
+}
+
 static int cmd_compile(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        CTX_LONG_OPTIONS,
         {"output", required_argument, NULL, 'o'},
         {"pretty", no_argument, NULL, OPT_PRETTY},
-        {"extend", required_argument, NULL, OPT_EXTEND},
         {NULL, 0, NULL, 0},
     };
-    grant_context *ctx = new_context(argc, argv);
-    if (!ctx)
-        return CLI_EXIT_USAGE;
-    char **extends = calloc((size_t)argc, sizeof *extends);
-    if (!extends)
-        abort();
-    size_t nextends = 0;
-    const char *output = NULL;
-    unsigned flags = 0;
-    int status = CLI_EXIT_USAGE, opt;
-
-    start_options(argv);
-    while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        int r = ctx_option(ctx, opt, optarg);
-        if (r < 0)
-            goto out;
-        if (r == 0)
-            continue;
-        switch (opt) {
-        case 'o':
-            output = optarg;
-            break;
-        case OPT_PRETTY:
-            flags |= GRANT_IR_PRETTY;
-            break;
-        case OPT_EXTEND:
-            extends[nextends++] = optarg;
-            break;
-        case 'h':
-            status = print_help(usage_compile);
-            goto out;
-        default:
-            usage_hint("compile");
-            goto out;
-        }
-    }
-    if (optind >= argc) {
-        cli_error("compile: missing FILE");
-        usage_hint("compile");
+    compile_opts o = {NULL, 0};
+    const cmd_spec spec = {"compile", usage_compile, "o:", longopts, true, compile_option, &o};
+    cmd_args args;
+    int status = parse_command(&spec, argc, argv, &args);
+    if (status != CMD_RUN)
+        return status;
+    status = CLI_EXIT_USAGE;
+    if (!has_files("compile", args.first, argc))
         goto out;
-    }
 
     grant_policy *policy = NULL;
-    if (compile_files(ctx, argv + optind, (size_t)(argc - optind), extends, nextends, &policy))
+    if (compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
+                      args.nextends, &policy))
         goto out;
     char *ir = NULL;
     size_t len = 0;
-    int rc = grant_policy_ir(policy, flags, &ir, &len);
+    int rc = grant_policy_ir(policy, o.flags, &ir, &len);
     grant_policy_free(policy);
     if (rc < 0) {
         cli_error("cannot print the IR: %s", strerror(-rc));
@@ -419,10 +516,10 @@ static int cmd_compile(int argc, char **argv)
         ir[len++] = '\n';
         ir[len] = '\0';
     }
-    if (output && strcmp(output, "-") != 0) {
-        rc = cli_write_atomic(output, ir, len);
+    if (o.output && strcmp(o.output, "-") != 0) {
+        rc = cli_write_atomic(o.output, ir, len);
         if (rc < 0)
-            cli_error("cannot write '%s': %s", output, strerror(-rc));
+            cli_error("cannot write '%s': %s", o.output, strerror(-rc));
     } else {
         rc = cli_write_stream(stdout, ir, len);
         if (rc < 0)
@@ -431,8 +528,7 @@ static int cmd_compile(int argc, char **argv)
     free(ir);
     status = rc < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 out:
-    free(extends);
-    grant_context_free(ctx);
+    cmd_args_free(&args);
     return status;
 }
 
@@ -602,59 +698,38 @@ static void print_comparison_json(const grant_comparison *c)
 static int cmd_compare(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        CTX_LONG_OPTIONS,
         {"format", required_argument, NULL, OPT_FORMAT},
         {NULL, 0, NULL, 0},
     };
-    grant_context *ctx = new_context(argc, argv);
-    if (!ctx)
-        return CLI_EXIT_USAGE;
     bool json = false;
-    int status = CLI_EXIT_USAGE, opt;
+    const cmd_spec spec = {"compare", usage_compare, "", longopts, false, text_or_json, &json};
+    cmd_args args;
+    int status = parse_command(&spec, argc, argv, &args);
+    if (status != CMD_RUN)
+        return status;
+    status = CLI_EXIT_USAGE;
+    grant_context *ctx = args.ctx;
+    int first = args.first;
     grant_policy *a = NULL, *b = NULL;
     grant_comparison *cmp = NULL;
 
-    start_options(argv);
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int r = ctx_option(ctx, opt, optarg);
-        if (r < 0)
-            goto out;
-        if (r == 0)
-            continue;
-        if (opt == OPT_FORMAT) {
-            if (strcmp(optarg, "json") == 0)
-                json = true;
-            else if (strcmp(optarg, "text") == 0)
-                json = false;
-            else {
-                cli_error("--format: unknown format '%s' (expected text or json)", optarg);
-                goto out;
-            }
-        } else if (opt == 'h') {
-            status = print_help(usage_compare);
-            goto out;
-        } else {
-            usage_hint("compare");
-            goto out;
-        }
-    }
-    if (argc - optind != 2) {
-        cli_error("compare: expected two policies A and B, got %d", argc - optind);
+    if (argc - first != 2) {
+        cli_error("compare: expected two policies A and B, got %d", argc - first);
         usage_hint("compare");
         goto out;
     }
-    if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0) {
+    if (strcmp(argv[first], "-") == 0 && strcmp(argv[first + 1], "-") == 0) {
         cli_usage_error("compare: standard input can stand for only one of A and B");
         goto out;
     }
     /* Compile both before giving up so one run shows every error. */
-    int fa = compile_files(ctx, argv + optind, 1, NULL, 0, &a);
-    int fb = compile_files(ctx, argv + optind + 1, 1, NULL, 0, &b);
+    int fa = compile_files(ctx, argv + first, 1, NULL, 0, &a);
+    int fb = compile_files(ctx, argv + first + 1, 1, NULL, 0, &b);
     if (fa || fb)
         goto out;
     int rc = grant_compare(a, b, &cmp);
     if (rc < 0) {
-        cli_error("cannot compare '%s' and '%s': %s", argv[optind], argv[optind + 1],
+        cli_error("cannot compare '%s' and '%s': %s", argv[first], argv[first + 1],
                   strerror(-rc));
         goto out;
     }
@@ -671,7 +746,7 @@ out:
     grant_comparison_free(cmp);
     grant_policy_free(a);
     grant_policy_free(b);
-    grant_context_free(ctx);
+    cmd_args_free(&args);
     return status;
 }
 
@@ -778,8 +853,6 @@ static int run_query(const grant_policy *p, char **q, int nq, grant_verdict **ou
 static int cmd_check(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        CTX_LONG_OPTIONS,
-        {"extend", required_argument, NULL, OPT_EXTEND},
         {"format", required_argument, NULL, OPT_FORMAT},
         {NULL, 0, NULL, 0},
     };
@@ -791,59 +864,25 @@ static int cmd_check(int argc, char **argv)
     char **query = nopts < argc ? argv + nopts + 1 : NULL;
     int nquery = nopts < argc ? argc - nopts - 1 : 0;
 
-    grant_context *ctx = new_context(nopts, argv);
-    if (!ctx)
-        return CLI_EXIT_USAGE;
-    char **extends = calloc((size_t)argc, sizeof *extends);
-    if (!extends)
-        abort();
-    size_t nextends = 0;
     bool json = false;
-    int status = CLI_EXIT_USAGE, opt;
+    const cmd_spec spec = {"check", usage_check, "", longopts, true, text_or_json, &json};
+    cmd_args args;
+    int status = parse_command(&spec, nopts, argv, &args);
+    if (status != CMD_RUN)
+        return status;
+    status = CLI_EXIT_USAGE;
     grant_policy *policy = NULL;
     grant_verdict *v = NULL;
-
-    start_options(argv);
-    while ((opt = getopt_long(nopts, argv, "h", longopts, NULL)) != -1) {
-        int r = ctx_option(ctx, opt, optarg);
-        if (r < 0)
-            goto out;
-        if (r == 0)
-            continue;
-        switch (opt) {
-        case OPT_EXTEND:
-            extends[nextends++] = optarg;
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "json") == 0)
-                json = true;
-            else if (strcmp(optarg, "text") == 0)
-                json = false;
-            else {
-                cli_error("--format: unknown format '%s' (expected text or json)", optarg);
-                goto out;
-            }
-            break;
-        case 'h':
-            status = print_help(usage_check);
-            goto out;
-        default:
-            usage_hint("check");
-            goto out;
-        }
-    }
-    if (optind >= nopts) {
-        cli_error("check: missing FILE");
-        usage_hint("check");
+    if (!has_files("check", args.first, nopts))
         goto out;
-    }
     if (!query || nquery == 0) {
         cli_error("check: missing the query after '--' (exec CMD..., read PATH, write PATH "
                   "or gate NAME)");
         usage_hint("check");
         goto out;
     }
-    if (compile_files(ctx, argv + optind, (size_t)(nopts - optind), extends, nextends, &policy))
+    if (compile_files(args.ctx, argv + args.first, (size_t)(nopts - args.first), args.extends,
+                      args.nextends, &policy))
         goto out;
     if (run_query(policy, query, nquery, &v))
         goto out;
@@ -864,8 +903,7 @@ static int cmd_check(int argc, char **argv)
 out:
     grant_verdict_free(v);
     grant_policy_free(policy);
-    free(extends);
-    grant_context_free(ctx);
+    cmd_args_free(&args);
     return status;
 }
 
@@ -970,85 +1008,65 @@ static void print_findings_text(const grant_findings *f)
            count[GRANT_SEVERITY_NOTE], count[GRANT_SEVERITY_NOTE] == 1 ? "" : "s");
 }
 
+typedef struct audit_opts {
+    enum { AUDIT_TEXT, AUDIT_JSON, AUDIT_SARIF } format;
+    int fail_on;
+} audit_opts;
+
+static int audit_option(void *state, int opt, const char *arg)
+{
+    audit_opts *o = state;
+    if (opt == OPT_FORMAT) {
+        if (strcmp(arg, "text") == 0)
+            o->format = AUDIT_TEXT;
+        else if (strcmp(arg, "json") == 0)
+            o->format = AUDIT_JSON;
+        else if (strcmp(arg, "sarif") == 0)
+            o->format = AUDIT_SARIF;
+        else {
+            cli_error("--format: unknown format '%s' (expected text, json or sarif)", arg);
+            usage_hint("audit");
+            return -1;
+        }
+    } else if (parse_fail_on(arg, &o->fail_on) < 0) {
+        cli_error("--fail-on: unknown severity '%s' (expected error, warning, note or none)",
+                  arg);
+        usage_hint("audit");
+        return -1;
+    }
+    return 0;
+}
+
 static int cmd_audit(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        CTX_LONG_OPTIONS,
         {"format", required_argument, NULL, OPT_FORMAT},
         {"fail-on", required_argument, NULL, OPT_AUDIT_FAIL_ON},
-        {"extend", required_argument, NULL, OPT_EXTEND},
         {NULL, 0, NULL, 0},
     };
-    grant_context *ctx = new_context(argc, argv);
-    if (!ctx)
-        return CLI_EXIT_USAGE;
-    char **extends = calloc((size_t)argc, sizeof *extends);
-    if (!extends)
-        abort();
-    size_t nextends = 0;
-    enum { AUDIT_TEXT, AUDIT_JSON, AUDIT_SARIF } format = AUDIT_TEXT;
-    int fail_on = GRANT_SEVERITY_ERROR;
-    int status = CLI_EXIT_USAGE, opt;
+    audit_opts o = {AUDIT_TEXT, GRANT_SEVERITY_ERROR};
+    const cmd_spec spec = {"audit", usage_audit, "", longopts, true, audit_option, &o};
+    cmd_args args;
+    int status = parse_command(&spec, argc, argv, &args);
+    if (status != CMD_RUN)
+        return status;
+    status = CLI_EXIT_USAGE;
     grant_policy *policy = NULL;
     grant_findings *findings = NULL;
-
-    start_options(argv);
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int r = ctx_option(ctx, opt, optarg);
-        if (r < 0)
-            goto out;
-        if (r == 0)
-            continue;
-        switch (opt) {
-        case OPT_FORMAT:
-            if (strcmp(optarg, "text") == 0)
-                format = AUDIT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
-                format = AUDIT_JSON;
-            else if (strcmp(optarg, "sarif") == 0)
-                format = AUDIT_SARIF;
-            else {
-                cli_error("--format: unknown format '%s' (expected text, json or sarif)", optarg);
-                usage_hint("audit");
-                goto out;
-            }
-            break;
-        case OPT_AUDIT_FAIL_ON:
-            if (parse_fail_on(optarg, &fail_on) < 0) {
-                cli_error("--fail-on: unknown severity '%s' (expected error, warning, note or "
-                          "none)",
-                          optarg);
-                usage_hint("audit");
-                goto out;
-            }
-            break;
-        case OPT_EXTEND:
-            extends[nextends++] = optarg;
-            break;
-        case 'h':
-            status = print_help(usage_audit);
-            goto out;
-        default:
-            usage_hint("audit");
-            goto out;
-        }
-    }
-    if (optind >= argc) {
-        cli_error("audit: missing FILE");
-        usage_hint("audit");
+    if (!has_files("audit", args.first, argc))
         goto out;
-    }
-    if (compile_files(ctx, argv + optind, (size_t)(argc - optind), extends, nextends, &policy))
+    if (compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
+                      args.nextends, &policy))
         goto out;
     int rc = grant_audit(policy, &findings);
     if (rc < 0) {
         cli_error("cannot audit the policy: %s", strerror(-rc));
         goto out;
     }
-    if (format == AUDIT_TEXT) {
+    if (o.format == AUDIT_TEXT) {
         print_findings_text(findings);
     } else {
-        char *doc = format == AUDIT_JSON ? grant_findings_json(findings)
+        char *doc = o.format == AUDIT_JSON ? grant_findings_json(findings)
                                          : grant_findings_sarif(findings);
         if (!doc)
             abort();
@@ -1063,15 +1081,14 @@ static int cmd_audit(int argc, char **argv)
     status = CLI_EXIT_OK;
     for (size_t i = 0; i < grant_findings_count(findings); i++) {
         grant_severity sev;
-        if (grant_finding(findings, i, NULL, NULL, &sev, NULL, NULL, NULL) == 0 && fail_on >= 0 &&
-            (int)sev >= fail_on)
+        if (grant_finding(findings, i, NULL, NULL, &sev, NULL, NULL, NULL) == 0 && o.fail_on >= 0 &&
+            (int)sev >= o.fail_on)
             status = CLI_EXIT_DIFFERENT;
     }
 out:
     grant_findings_free(findings);
     grant_policy_free(policy);
-    free(extends);
-    grant_context_free(ctx);
+    cmd_args_free(&args);
     return status;
 }
 
@@ -1436,53 +1453,35 @@ static const char usage_emit[] =
     "Exit status: 0 success; 2 usage or input error, an unknown format, or a\n"
     "backend that cannot render this policy (e.g. bwrap for --target macos).\n";
 
+typedef struct emit_opts {
+    const char *backend, *format;
+} emit_opts;
+
+static int emit_option(void *state, int opt, const char *arg)
+{
+    emit_opts *o = state;
+    *(opt == 'b' ? &o->backend : &o->format) = arg;
+    return 0;
+}
+
 static int cmd_emit(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        CTX_LONG_OPTIONS,
         {"backend", required_argument, NULL, 'b'},
         {"format", required_argument, NULL, 'f'},
-        {"extend", required_argument, NULL, OPT_EXTEND},
         {NULL, 0, NULL, 0},
     };
-    grant_context *ctx = new_context(argc, argv);
-    if (!ctx)
-        return CLI_EXIT_USAGE;
-    char **extends = calloc((size_t)argc, sizeof *extends);
-    if (!extends)
-        abort();
-    size_t nextends = 0;
-    const char *backend_name = NULL, *format = NULL;
-    int status = CLI_EXIT_USAGE, opt;
+    emit_opts o = {NULL, NULL};
+    const cmd_spec spec = {"emit", usage_emit, "b:f:", longopts, true, emit_option, &o};
+    cmd_args args;
+    int status = parse_command(&spec, argc, argv, &args);
+    if (status != CMD_RUN)
+        return status;
+    status = CLI_EXIT_USAGE;
+    const char *backend_name = o.backend, *format = o.format;
     grant_policy *policy = NULL;
     grant_diags *notes = NULL;
     char *out = NULL;
-
-    start_options(argv);
-    while ((opt = getopt_long(argc, argv, "b:f:h", longopts, NULL)) != -1) {
-        int r = ctx_option(ctx, opt, optarg);
-        if (r < 0)
-            goto done;
-        if (r == 0)
-            continue;
-        switch (opt) {
-        case 'b':
-            backend_name = optarg;
-            break;
-        case 'f':
-            format = optarg;
-            break;
-        case OPT_EXTEND:
-            extends[nextends++] = optarg;
-            break;
-        case 'h':
-            status = print_help(usage_emit);
-            goto done;
-        default:
-            usage_hint("emit");
-            goto done;
-        }
-    }
     grant_backend backend;
     if (!backend_name) {
         cli_error("emit: missing --backend (bwrap, seatbelt, appcontainer or landlock)");
@@ -1496,12 +1495,10 @@ static int cmd_emit(int argc, char **argv)
         usage_hint("emit");
         goto done;
     }
-    if (optind >= argc) {
-        cli_error("emit: missing FILE");
-        usage_hint("emit");
+    if (!has_files("emit", args.first, argc))
         goto done;
-    }
-    if (compile_files(ctx, argv + optind, (size_t)(argc - optind), extends, nextends, &policy))
+    if (compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
+                      args.nextends, &policy))
         goto done;
     notes = grant_diags_new();
     size_t len = 0;
@@ -1532,8 +1529,7 @@ done:
     free(out);
     grant_diags_free(notes);
     grant_policy_free(policy);
-    free(extends);
-    grant_context_free(ctx);
+    cmd_args_free(&args);
     return status;
 }
 

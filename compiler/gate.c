@@ -103,16 +103,6 @@ static void index_regions(gk_gate_index *ix, const gk_regions *r, size_t layer, 
     }
 }
 
-char *gk_source_path(const grant_context *ctx, const char *file)
-{
-    gk_autofree char *abs = file[0] == '/' ? gk_strdup(file)
-                                           : gk_path_join(ctx->cwd ? ctx->cwd : "/", file);
-    if (ctx->target == GRANT_TARGET_HOST)
-        return gk_resolve_host(abs);
-    gk_autofree char *lex = gk_lex_normalize(abs);
-    return lex ? gk_canonicalize(ctx, lex) : NULL;
-}
-
 static gk_gate_index *index_build(const grant_policy *p)
 {
     gk_gate_index *ix = gk_calloc(1, sizeof(*ix));

@@ -55,11 +55,6 @@ GK_HIDDEN char *gk_resolve_query(const grant_context *ctx, const char *path, con
 GK_HIDDEN void gk_walk_head(const grant_context *ctx, const char *head, const char *path_env,
                             const char *cwd, char **walked, char **canonical);
 
-/* Where a source file named file (relative to the context cwd) is,
- * resolved like a query. Caller frees; NULL on a loop. The policy's own
- * list of protected sources is grant_policy.protect. */
-GK_HIDDEN char *gk_source_path(const grant_context *ctx, const char *file);
-
 /* The compiled exec index (gate_exec.c), part of the gate's index. */
 typedef struct gk_exec_index gk_exec_index;
 GK_HIDDEN gk_exec_index *gk_exec_index_build(const grant_policy *p);
