@@ -131,7 +131,12 @@ static void capability_of(const char *real, const char *kind, char **name, char 
                           char **group_sid)
 {
     gk_autofree char *hex = hex16(real);
-    *name = gk_printf("grantkit.fs.%s.%s", kind, hex);
+    gk_buf b = {0};
+    gk_buf_puts(&b, "grantkit.fs.");
+    gk_buf_puts(&b, kind);
+    gk_buf_putc(&b, '.');
+    gk_buf_puts(&b, hex);
+    *name = gk_buf_steal(&b, NULL);
     /* Capability names are ASCII: derivation cannot fail. */
     if (grant_sid_capability(*name, sid, group_sid) < 0)
         abort();
@@ -468,10 +473,24 @@ static void ctx_free(ac_ctx *c)
     free(c->profile_sid);
 }
 
+/* (A|D;[OICI];0xMASK;;;SID), without printf: a plan writes one per ACE. */
 static char *ace_sddl(const ac_ace *a, const char *sid)
 {
-    return gk_printf("(%s;%s;0x%x;;;%s)", a->deny ? "D" : "A", a->inherit ? "OICI" : "", a->mask,
-                     sid);
+    char hex[9];
+    size_t n = sizeof(hex);
+    unsigned m = a->mask;
+    do {
+        hex[--n] = "0123456789abcdef"[m & 0xf];
+        m >>= 4;
+    } while (m);
+    gk_buf b = {0};
+    gk_buf_puts(&b, a->deny ? "(D;" : "(A;");
+    gk_buf_puts(&b, a->inherit ? "OICI;0x" : ";0x");
+    gk_buf_add(&b, hex + n, sizeof(hex) - n);
+    gk_buf_puts(&b, ";;;");
+    gk_buf_puts(&b, sid);
+    gk_buf_putc(&b, ')');
+    return gk_buf_steal(&b, NULL);
 }
 
 /* ---- capabilities -------------------------------------------------------- */

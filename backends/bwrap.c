@@ -83,7 +83,7 @@ static char *rebase(const char *p, const char *from, const char *to)
     const char *rest = strcmp(from, "/") == 0 ? p : p + strlen(from);
     if (!*rest)
         return gk_strdup(to);
-    return strcmp(to, "/") == 0 ? gk_strdup(rest) : gk_printf("%s%s", to, rest);
+    return strcmp(to, "/") == 0 ? gk_strdup(rest) : gk_concat(to, rest);
 }
 
 /* ---- offline guesses --------------------------------------------------- */
@@ -596,12 +596,17 @@ static void mask_entry(builder *b, const char *t, entry_role role)
     kind k;
     if (b->offline) {
         k = role == E_VETO || gk_bwrap_filelike(t) ? K_FILE : K_DIR;
-        if (role == E_DENY)
-            gk_diag_file(b->notes, GK_NOTE, NOTE_FILE,
-                         "offline: deny %s is masked as a %s (%s); bwrap refuses to start if the "
-                         "target disagrees",
-                         t, k == K_FILE ? "file" : "directory",
-                         k == K_FILE ? "file-like name" : "not a file-like name");
+        if (role == E_DENY) {
+            /* One per deny of a large policy: built without printf. */
+            gk_buf m = {0};
+            gk_buf_puts(&m, "offline: deny ");
+            gk_buf_puts(&m, t);
+            gk_buf_puts(&m, k == K_FILE ? " is masked as a file (file-like name)"
+                                        : " is masked as a directory (not a file-like name)");
+            gk_buf_puts(&m, "; bwrap refuses to start if the target disagrees");
+            gk_autofree char *msg = gk_buf_steal(&m, NULL);
+            gk_diag_file(b->notes, GK_NOTE, NOTE_FILE, "%s", msg);
+        }
     } else {
         k = role == E_READONLY ? K_ABSENT : host_kind(t);
     }

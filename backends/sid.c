@@ -72,18 +72,31 @@ static uint32_t utf8_next(const unsigned char **pp)
 static int utf16_cased(const char *name, bool upper, uint8_t **out, size_t *outlen)
 {
     size_t len = strlen(name);
+    bool ascii = true;
+    for (size_t i = 0; i < len && ascii; i++)
+        ascii = (unsigned char)name[i] < 0x80;
+    if (ascii) {
+        /* The common case (every capability name grantkit derives). */
+        uint8_t *u16 = gk_malloc(2 * len + 1);
+        for (size_t i = 0; i < len; i++) {
+            unsigned char c = (unsigned char)name[i];
+            if (upper && c >= 'a' && c <= 'z')
+                c -= 'a' - 'A';
+            else if (!upper && c >= 'A' && c <= 'Z')
+                c += 'a' - 'A';
+            u16[2 * i] = c;
+            u16[2 * i + 1] = 0;
+        }
+        *out = u16;
+        *outlen = 2 * len;
+        return 0;
+    }
     if (!gk_utf8_valid(name, len))
         return -EINVAL;
-    bool ascii = true;
-    for (size_t i = 0; i < len; i++)
-        ascii &= (unsigned char)name[i] < 0x80;
     /* Only a non-ASCII name pays for a locale object. */
-    locale_t loc = (locale_t)0;
-    if (!ascii) {
-        loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-        if (loc == (locale_t)0)
-            return -ENOTSUP;
-    }
+    locale_t loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    if (loc == (locale_t)0)
+        return -ENOTSUP;
     /* At most two UTF-16 units (four bytes) per input byte. */
     uint8_t *u16 = gk_malloc(4 * len + 1);
     size_t n = 0;
@@ -114,8 +127,7 @@ static int utf16_cased(const char *name, bool upper, uint8_t **out, size_t *outl
             u16[n++] = (uint8_t)(lo >> 8);
         }
     }
-    if (loc != (locale_t)0)
-        freelocale(loc);
+    freelocale(loc);
     *out = u16;
     *outlen = n;
     return 0;
