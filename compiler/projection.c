@@ -95,6 +95,9 @@ static bool held_by_every_restricting_layer(const grant_policy *p, size_t except
 static void effective(gk_regions *out, const grant_policy *p, bool write)
 {
     const gk_stack *s = &p->stack;
+    size_t restricting = 0;
+    for (size_t i = 0; i < s->n; i++)
+        restricting += s->v[i]->has_fs && s->v[i]->fs.restricted;
     gk_regions kept = {0};
     for (size_t i = 0; i < s->n; i++) {
         const gk_frame *f = s->v[i];
@@ -102,7 +105,7 @@ static void effective(gk_regions *out, const grant_policy *p, bool write)
             continue;
         const gk_regions *r = write ? &f->fs.write : &f->fs.read;
         for (size_t k = 0; k < r->n; k++)
-            if (held_by_every_restricting_layer(p, i, r->v[k].p.real, write))
+            if (restricting == 1 || held_by_every_restricting_layer(p, i, r->v[k].p.real, write))
                 gk_regions_add(&kept, &r->v[k].p, r->v[k].origin);
     }
     gk_regions_sort_unique(&kept);
