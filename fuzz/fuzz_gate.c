@@ -17,8 +17,10 @@
  *     explaining gk_gate_fs(p, op, path, &verdict), and the public
  *     grant_check_fs_resolved as both; without implicit grants and sources
  *     the gate is the fold;
- *   - gk_gate_exec (with and without a verdict) and grant_check_exec_query
- *     answer as gk_decide_exec; the host gates as gk_decide_gate;
+ *   - gk_gate_exec (with and without a verdict: the exec index and the
+ *     explaining fold) and grant_check_exec_query answer as gk_decide_exec,
+ *     and "admitted for some argv[1]" (index and fold) as gk_decide_exec
+ *     for one word; the host gates as gk_decide_gate;
  *   - gk_frame_join is sound (never allows what both sides deny) and, when
  *     it says it is not lossy, exactly the union;
  *   - every verdict names an origin and a rule, and grant_verdict_json
@@ -376,6 +378,17 @@ static bool gate_answer(const grant_policy *p, const world *w, const query *x, b
         if (all && (grant_check_exec_query(p, &x->e, &pv) != 0 || grant_verdict_answer(pv) != a))
             broken("grant_check_exec_query disagrees with the gate", w, x);
         grant_verdict_free(pv);
+        /* "For some argv[1]" (the projection's question) is the fold for
+         * one of the universe's words, another one, or none. */
+        bool some = false;
+        for (size_t k = 0; k <= sizeof(argv1s) / sizeof(*argv1s) && !some; k++) {
+            grant_exec_query e = x->e;
+            e.argv1 = k < sizeof(argv1s) / sizeof(*argv1s) ? argv1s[k] : NULL;
+            some = gk_decide_exec(&p->stack, &e);
+        }
+        if ((gk_gate_exec_some_argv1(p, &x->e) == GRANT_ALLOWED) != some ||
+            gk_decide_exec_some_argv1(&p->stack, &x->e) != some)
+            broken("admitted for some argv[1] disagrees with the fold", w, x);
     } else {
         a = gk_gate_gate(p, x->path, &v);
         if ((a == GRANT_ALLOWED) != (gk_decide_gate(&p->stack, x->path) == GK_TRI_TRUE))

@@ -1,0 +1,339 @@
+/* helper.c - grantkit-helper, the envelope's first program (backends.md,
+ * "The helper"): tiny, static, libc only.
+ *
+ *   grantkit-helper [--status-fd N] [--noexec PATH]... [--nproc N]
+ *                   [--nofile N] [--cpu SECONDS] [--landlock-fd N]
+ *                   [--seccomp-fd N] -- COMMAND [ARG...]
+ *
+ * Runs inside bwrap with CAP_SYS_ADMIN in the envelope's user namespace
+ * only, and in this order: remounts each --noexec path nosuid,nodev,noexec
+ * (keeping the flags the mount already has, which a user namespace may not
+ * clear); sets the resource limits; sets no_new_privs and drops every
+ * capability; applies the Landlock ruleset read from --landlock-fd; loads
+ * the seccomp program read from --seccomp-fd (the mount filter); execs
+ * COMMAND (PATH search in the envelope's environment).
+ *
+ * Status pipe (--status-fd, close-on-exec): EOF means the exec happened.
+ * Otherwise one line "setup <step>: <reason>" (exit 125) or "exec <errno>
+ * <reason>" (exit 127 for ENOENT, else 126) says what failed. Every failure
+ * stops before the command runs: nothing runs with less confinement than
+ * asked (fail closed).
+ *
+ * Landlock ruleset format (one item per line; a path runs to the end of
+ * its line, so a path holding a newline cannot be expressed and the
+ * launcher refuses it):
+ *   grantkit-landlock 1
+ *   abi N                 the lowest ABI whose rights the ruleset uses
+ *   handled HEX           handled_access_fs (kernel bit values)
+ *   rule HEX f|d PATH     allowed access beneath PATH (f: a file)
+ * A rule whose path does not open is skipped (a -try bind that mounted
+ * nothing); a kernel older than `abi` is refused.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+#ifndef SYS_capset
+#define SYS_capset 126
+#endif
+
+/* Debian 12's headers stop at Landlock ABI 2: the structures are defined
+ * here, as the kernel's uapi has them. */
+struct gk_ll_ruleset_attr {
+    uint64_t handled_access_fs;
+};
+struct gk_ll_path_beneath_attr {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+#define GK_LL_CREATE_RULESET_VERSION (1U << 0)
+#define GK_LL_RULE_PATH_BENEATH 1
+/* Rights that apply to a file (the others only to directories). */
+#define GK_LL_FILE_RIGHTS ((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 14) | (1ULL << 15))
+
+#define MAX_NOEXEC 4096
+#define MAX_INPUT (16u << 20)
+
+static int status_fd = -1;
+
+static void report(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void report(int code, const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n > sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    line[n++] = '\n';
+    int fd = status_fd >= 0 ? status_fd : 2;
+    for (ssize_t off = 0; off < n;) {
+        ssize_t w = write(fd, line + off, (size_t)(n - off));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += w;
+    }
+    _exit(code);
+}
+
+static void usage(const char *why)
+{
+    report(125, "setup usage: %s", why);
+}
+
+static long number(const char *flag, const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 0)
+        report(125, "setup usage: %s: not a number: %s", flag, s);
+    return v;
+}
+
+/* Read a whole descriptor (at most MAX_INPUT bytes), NUL-terminated. */
+static char *slurp(int fd, size_t *len, const char *what)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        report(125, "setup %s: out of memory", what);
+    for (;;) {
+        if (n + 1 == cap) {
+            if (cap >= MAX_INPUT)
+                report(125, "setup %s: input too large", what);
+            cap *= 2;
+            char *grown = realloc(buf, cap);
+            if (!grown)
+                report(125, "setup %s: out of memory", what);
+            buf = grown;
+        }
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            report(125, "setup %s: read: %s", what, strerror(errno));
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    close(fd);
+    return buf;
+}
+
+/* 1. nosuid,nodev,noexec on a mount, keeping every flag it has (a user
+ * namespace may not clear a flag the mount was locked with). */
+static void remount_noexec(const char *path)
+{
+    struct statvfs sv;
+    if (statvfs(path, &sv) < 0)
+        report(125, "setup mount %s: %s", path, strerror(errno));
+    static const struct {
+        unsigned long st, ms;
+    } keep[] = {
+        {ST_RDONLY, MS_RDONLY},     {ST_NOSUID, MS_NOSUID},         {ST_NODEV, MS_NODEV},
+        {ST_NOEXEC, MS_NOEXEC},     {ST_SYNCHRONOUS, MS_SYNCHRONOUS}, {ST_MANDLOCK, MS_MANDLOCK},
+        {ST_NOATIME, MS_NOATIME},   {ST_NODIRATIME, MS_NODIRATIME}, {ST_RELATIME, MS_RELATIME},
+    };
+    unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    for (size_t i = 0; i < sizeof(keep) / sizeof(*keep); i++)
+        if (sv.f_flag & keep[i].st)
+            flags |= keep[i].ms;
+    if (mount(NULL, path, NULL, flags, NULL) < 0)
+        report(125, "setup mount %s noexec: %s", path, strerror(errno));
+}
+
+static void set_limit(int resource, const char *name, long value)
+{
+    struct rlimit rl = {(rlim_t)value, (rlim_t)value};
+    if (value >= 0 && setrlimit(resource, &rl) < 0)
+        report(125, "setup rlimit %s: %s", name, strerror(errno));
+}
+
+/* 3. no_new_privs, then no capability in any set. */
+static void drop_privileges(void)
+{
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        report(125, "setup no_new_privs: %s", strerror(errno));
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        report(125, "setup ambient capabilities: %s", strerror(errno));
+    struct {
+        uint32_t version;
+        int pid;
+    } hdr = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+    struct {
+        uint32_t effective, permitted, inheritable;
+    } data[2];
+    memset(data, 0, sizeof(data));
+    if (syscall(SYS_capset, &hdr, data) < 0)
+        report(125, "setup capabilities: %s", strerror(errno));
+}
+
+/* 4. The Landlock ruleset (format above). */
+static void apply_landlock(int fd)
+{
+    char *text = slurp(fd, NULL, "landlock");
+    char *save = NULL, *line = strtok_r(text, "\n", &save);
+    if (!line || strcmp(line, "grantkit-landlock 1") != 0)
+        report(125, "setup landlock: not a grantkit-landlock 1 ruleset");
+    long need_abi = -1;
+    unsigned long long handled = 0;
+    bool have_handled = false;
+    int ruleset = -1;
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, GK_LL_CREATE_RULESET_VERSION);
+    while ((line = strtok_r(NULL, "\n", &save))) {
+        if (strncmp(line, "abi ", 4) == 0) {
+            need_abi = number("abi", line + 4);
+            if (abi < need_abi)
+                report(125, "setup landlock: the ruleset needs ABI %ld, this kernel has %s",
+                       need_abi, abi < 0 ? strerror(errno) : "an older one");
+        } else if (strncmp(line, "handled ", 8) == 0) {
+            char *end;
+            handled = strtoull(line + 8, &end, 16);
+            if (*end || !handled)
+                report(125, "setup landlock: bad handled line");
+            struct gk_ll_ruleset_attr attr = {handled};
+            if (need_abi < 0)
+                report(125, "setup landlock: handled before abi");
+            ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+            if (ruleset < 0)
+                report(125, "setup landlock: create ruleset: %s", strerror(errno));
+            have_handled = true;
+        } else if (strncmp(line, "rule ", 5) == 0 && have_handled) {
+            char *end;
+            unsigned long long access = strtoull(line + 5, &end, 16);
+            if (*end != ' ' || (end[1] != 'f' && end[1] != 'd') || end[2] != ' ' || !end[3])
+                report(125, "setup landlock: bad rule line: %s", line);
+            bool file = end[1] == 'f';
+            const char *path = end + 3;
+            access &= handled;
+            if (file)
+                access &= GK_LL_FILE_RIGHTS;
+            if (!access)
+                continue;
+            int pfd = open(path, O_PATH | O_CLOEXEC);
+            if (pfd < 0) {
+                if (errno == ENOENT || errno == ENOTDIR)
+                    continue; /* a -try bind that mounted nothing */
+                report(125, "setup landlock: open %s: %s", path, strerror(errno));
+            }
+            struct gk_ll_path_beneath_attr pb = {access, pfd};
+            if (syscall(SYS_landlock_add_rule, ruleset, GK_LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+                report(125, "setup landlock: rule %s: %s", path, strerror(errno));
+            close(pfd);
+        } else {
+            report(125, "setup landlock: unexpected line: %s", line);
+        }
+    }
+    if (ruleset < 0)
+        report(125, "setup landlock: no handled rights");
+    if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+        report(125, "setup landlock: restrict self: %s", strerror(errno));
+    close(ruleset);
+    free(text);
+}
+
+/* 5. A classic BPF program as seccomp_export_bpf writes it. */
+static void load_seccomp(int fd)
+{
+    size_t len = 0;
+    char *prog = slurp(fd, &len, "seccomp");
+    if (len == 0 || len % sizeof(struct sock_filter) != 0)
+        report(125, "setup seccomp: not a BPF program (%zu bytes)", len);
+    struct sock_fprog fp = {(unsigned short)(len / sizeof(struct sock_filter)),
+                            (struct sock_filter *)prog};
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) < 0)
+        report(125, "setup seccomp: %s", strerror(errno));
+    free(prog);
+}
+
+static int fd_arg(const char *flag, const char *s)
+{
+    long v = number(flag, s);
+    if (v < 3 || v > 65535)
+        report(125, "setup usage: %s: bad descriptor %s", flag, s);
+    return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+    const char *noexec[MAX_NOEXEC];
+    size_t nnoexec = 0;
+    int landlock_fd = -1, seccomp_fd = -1;
+    long nproc = -1, nofile = -1, cpu = -1;
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *flag = argv[i];
+        if (i + 1 >= argc)
+            usage("an option lacks its value");
+        const char *v = argv[++i];
+        if (strcmp(flag, "--status-fd") == 0) {
+            status_fd = fd_arg(flag, v);
+            if (fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0)
+                report(125, "setup usage: --status-fd %d: %s", status_fd, strerror(errno));
+        } else if (strcmp(flag, "--noexec") == 0) {
+            if (nnoexec == MAX_NOEXEC)
+                usage("too many --noexec paths");
+            noexec[nnoexec++] = v;
+        } else if (strcmp(flag, "--landlock-fd") == 0) {
+            landlock_fd = fd_arg(flag, v);
+        } else if (strcmp(flag, "--seccomp-fd") == 0) {
+            seccomp_fd = fd_arg(flag, v);
+        } else if (strcmp(flag, "--nproc") == 0) {
+            nproc = number(flag, v);
+        } else if (strcmp(flag, "--nofile") == 0) {
+            nofile = number(flag, v);
+        } else if (strcmp(flag, "--cpu") == 0) {
+            cpu = number(flag, v);
+        } else {
+            report(125, "setup usage: unknown option %s", flag);
+        }
+    }
+    if (i + 1 >= argc)
+        usage("missing -- COMMAND");
+    char **command = argv + i + 1;
+
+    for (size_t k = 0; k < nnoexec; k++)
+        remount_noexec(noexec[k]);
+    set_limit(RLIMIT_NPROC, "nproc", nproc);
+    set_limit(RLIMIT_NOFILE, "nofile", nofile);
+    set_limit(RLIMIT_CPU, "cpu", cpu);
+    drop_privileges();
+    if (landlock_fd >= 0)
+        apply_landlock(landlock_fd);
+    if (seccomp_fd >= 0)
+        load_seccomp(seccomp_fd);
+    execvp(command[0], command);
+    int err = errno;
+    report(err == ENOENT ? 127 : 126, "exec %d %s: %s", err, command[0], strerror(err));
+}
