@@ -68,6 +68,29 @@ GK_HIDDEN void gk_bwrap_plan_build(const gk_emit_input *in, grant_diags *notes,
                                    gk_bwrap_plan *out);
 GK_HIDDEN void gk_bwrap_plan_free(gk_bwrap_plan *p);
 
+/* The Landlock ruleset of a projection (landlock.c): rights in the
+ * kernel's bit values, already limited to what `abi` handles and, on a
+ * file, to file rights; rules sorted by path, one per path, named as the
+ * sandbox sees them (they mirror the plan's mounts). Owns its paths. */
+typedef struct gk_ll_rule {
+    char *path;
+    uint32_t access;
+    bool file;
+} gk_ll_rule;
+
+typedef struct gk_ll_ruleset {
+    int abi;           /* the ABI assumed (the host's, or 3 offline) */
+    uint32_t handled;  /* handled_access_fs */
+    gk_ll_rule *v;
+    size_t n, cap;
+} gk_ll_ruleset;
+
+GK_HIDDEN void gk_landlock_build(const gk_emit_input *in, grant_diags *notes, gk_ll_ruleset *out);
+GK_HIDDEN void gk_landlock_free(gk_ll_ruleset *rs);
+/* The ruleset in grantkit-helper's input format (runtime/helper.c);
+ * -EINVAL for a path holding a newline, which that format cannot carry. */
+GK_HIDDEN int gk_landlock_helper_text(const gk_ll_ruleset *rs, gk_buf *out);
+
 /* Tests only: the Landlock ABI a host-target emit assumes instead of asking
  * the kernel (0, the default: ask), so host goldens do not depend on the
  * kernel they run on. */

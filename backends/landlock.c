@@ -106,16 +106,8 @@ static const struct {
 #endif
 };
 
-typedef struct rule {
-    char *path;
-    uint32_t access;
-    bool file;
-} rule;
-
-typedef struct ruleset {
-    rule *v;
-    size_t n, cap;
-} ruleset;
+typedef gk_ll_rule rule;
+typedef gk_ll_ruleset ruleset;
 
 static void grant(ruleset *rs, const char *path, uint32_t access, bool file)
 {
@@ -288,12 +280,8 @@ static void mount_rules(ruleset *rs, const gk_bwrap_plan *plan, bool offline, bo
     }
 }
 
-int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
+void gk_landlock_build(const gk_emit_input *in, grant_diags *notes, gk_ll_ruleset *out)
 {
-    if (strcmp(in->format, "json") != 0)
-        return -EINVAL;
-    if (strcmp(gk_target_name(in->policy->ctx), "linux") != 0)
-        return -ENOTSUP;
     const gk_projection *pr = in->proj;
     bool offline = gk_target_is_offline(in->policy->ctx);
 
@@ -325,6 +313,8 @@ int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
     grant_diags_free(scratch);
 
     ruleset rs = {0};
+    rs.abi = abi;
+    rs.handled = handled;
     mount_rules(&rs, &plan, offline, !pr->exec_restricted);
     merge(&rs);
 
@@ -343,7 +333,7 @@ int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
             const char *a = exe.v[i];
             /* Only what the sandbox shows can be run at all. */
             gk_autofree char *seen = through_links(&plan, a);
-            ruleset sorted = {rs.v, mounted, rs.cap};
+            ruleset sorted = {.v = rs.v, .n = mounted, .cap = rs.cap};
             if (!covering(&sorted, seen, LL_READ_FILE))
                 continue;
             bool file;
@@ -403,32 +393,73 @@ int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
                          v, r->path);
     }
 
-    /* The JSON (rules already sorted by path). */
-    json_t *root = json_object();
-    json_object_set_new(root, "abi", json_integer(abi));
-    json_t *h = json_array();
-    for (size_t i = 0; i < NRIGHTS; i++)
-        if (handled & rights[i].bit)
-            json_array_append_new(h, json_string(rights[i].name));
-    json_object_set_new(root, "handled_access_fs", h);
-    json_t *rules = json_array();
+    /* Final rights: what the ABI handles, and on a file only file rights;
+     * a rule left with none is dropped. */
+    size_t w = 0;
     for (size_t i = 0; i < rs.n; i++) {
         uint32_t a = rs.v[i].access & handled;
         if (rs.v[i].file)
             a &= R_FILE_ONLY;
-        if (a) {
-            json_t *o = json_object();
-            json_t *acc = json_array();
-            for (size_t k = 0; k < NRIGHTS; k++)
-                if (a & rights[k].bit)
-                    json_array_append_new(acc, json_string(rights[k].name));
-            json_object_set_new(o, "access", acc);
-            json_object_set_new(o, "path", json_string_nocheck(rs.v[i].path));
-            json_array_append_new(rules, o);
+        if (!a) {
+            free(rs.v[i].path);
+            continue;
         }
-        free(rs.v[i].path);
+        rs.v[w] = rs.v[i];
+        rs.v[w++].access = a;
     }
-    free(rs.v);
+    rs.n = w;
+    gk_bwrap_plan_free(&plan);
+    *out = rs;
+}
+
+void gk_landlock_free(gk_ll_ruleset *rs)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        free(rs->v[i].path);
+    free(rs->v);
+    memset(rs, 0, sizeof(*rs));
+}
+
+int gk_landlock_helper_text(const gk_ll_ruleset *rs, gk_buf *out)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        if (strchr(rs->v[i].path, '\n'))
+            return -EINVAL;
+    gk_buf_printf(out, "grantkit-landlock 1\nabi %d\nhandled %x\n", rs->abi, rs->handled);
+    for (size_t i = 0; i < rs->n; i++)
+        gk_buf_printf(out, "rule %x %c %s\n", rs->v[i].access, rs->v[i].file ? 'f' : 'd',
+                      rs->v[i].path);
+    return 0;
+}
+
+int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
+{
+    if (strcmp(in->format, "json") != 0)
+        return -EINVAL;
+    if (strcmp(gk_target_name(in->policy->ctx), "linux") != 0)
+        return -ENOTSUP;
+    gk_ll_ruleset rs;
+    gk_landlock_build(in, notes, &rs);
+    /* Rules are sorted by path; keys in bytewise order. */
+    json_t *root = json_object();
+    json_object_set_new(root, "abi", json_integer(rs.abi));
+    json_t *h = json_array();
+    for (size_t i = 0; i < NRIGHTS; i++)
+        if (rs.handled & rights[i].bit)
+            json_array_append_new(h, json_string(rights[i].name));
+    json_object_set_new(root, "handled_access_fs", h);
+    json_t *rules = json_array();
+    for (size_t i = 0; i < rs.n; i++) {
+        json_t *o = json_object();
+        json_t *acc = json_array();
+        for (size_t k = 0; k < NRIGHTS; k++)
+            if (rs.v[i].access & rights[k].bit)
+                json_array_append_new(acc, json_string(rights[k].name));
+        json_object_set_new(o, "access", acc);
+        json_object_set_new(o, "path", json_string_nocheck(rs.v[i].path));
+        json_array_append_new(rules, o);
+    }
+    gk_landlock_free(&rs);
     json_object_set_new(root, "rules", rules);
     char *s = json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT);
     json_decref(root);
@@ -437,6 +468,5 @@ int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
     gk_buf_puts(out, s);
     gk_buf_putc(out, '\n');
     free(s);
-    gk_bwrap_plan_free(&plan);
     return 0;
 }

@@ -12,6 +12,7 @@
  * Suites that need bwrap or Landlock fail, not skip, when either is
  * missing: this project's CI machine has both.
  */
+#include "bwrap.h"
 #include "seccomp.h"
 #include "testutil.h"
 
@@ -348,9 +349,10 @@ static char *drain(int fd)
     return gk_buf_steal(&b, NULL);
 }
 
-/* bwrap (the envelope) -> helper -> command. landlock may be NULL. Output
- * is read after the run: the probes write little. */
-static run_out run_enveloped(const envelope *e, const char *landlock, char *const command[])
+/* Run argv (bwrap first) with the Landlock text on fd 3 (if any), the
+ * mount filter on fd 4 and the helper's status pipe on fd 5. Output is
+ * read after the run: the probes write little. */
+static run_out launch(gk_strvec *argv, const char *landlock)
 {
     int ll = landlock ? memfd_of(landlock) : -1;
     int sc = gk_seccomp_mount_fd();
@@ -359,25 +361,7 @@ static run_out run_enveloped(const envelope *e, const char *landlock, char *cons
     ck_assert_int_eq(pipe2(status_pipe, O_CLOEXEC), 0);
     ck_assert_int_eq(pipe2(out_pipe, O_CLOEXEC), 0);
     ck_assert_int_eq(pipe2(err_pipe, O_CLOEXEC), 0);
-
-    gk_strvec argv = {0};
-    const char *pre[] = {BWRAP, "--unshare-user", "--unshare-pid", "--unshare-ipc",
-                         "--unshare-uts", "--die-with-parent", "--new-session",
-                         "--cap-add", "CAP_SYS_ADMIN", "--ro-bind", "/", "/", "--proc", "/proc",
-                         "--dev", "/dev", "--tmpfs", "/tmp", "--bind", e->w, e->w,
-                         /* as grantrun will: the helper bound in read-only */
-                         "--ro-bind", e->helper, "/tmp/grantkit-helper", "--",
-                         "/tmp/grantkit-helper", "--status-fd", "5", "--noexec", e->w, "--seccomp-fd", "4"};
-    for (size_t i = 0; i < sizeof(pre) / sizeof(*pre); i++)
-        gk_strvec_push(&argv, pre[i]);
-    if (landlock) {
-        gk_strvec_push(&argv, "--landlock-fd");
-        gk_strvec_push(&argv, "3");
-    }
-    gk_strvec_push(&argv, "--");
-    for (size_t i = 0; command[i]; i++)
-        gk_strvec_push(&argv, command[i]);
-    gk_strvec_push_take(&argv, NULL);
+    gk_strvec_push_take(argv, NULL);
 
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -390,10 +374,9 @@ static run_out run_enveloped(const envelope *e, const char *landlock, char *cons
             dup2(err_pipe[1], 2) < 0 || (moved_ll >= 0 && dup2(moved_ll, 3) < 0) ||
             dup2(moved_sc, 4) < 0 || dup2(moved_st, 5) < 0)
             _exit(99);
-        execv(BWRAP, argv.v);
+        execv(BWRAP, argv->v);
         _exit(98);
     }
-    gk_strvec_free(&argv);
     if (ll >= 0)
         close(ll);
     close(sc);
@@ -407,6 +390,45 @@ static run_out run_enveloped(const envelope *e, const char *landlock, char *cons
     r.report = drain(status_pipe[0]);
     r.out = drain(out_pipe[0]);
     r.err = drain(err_pipe[0]);
+    return r;
+}
+
+/* The helper's own part of argv: its options, then `--` command. */
+static void push_helper(gk_strvec *argv, const char *at, bool noexec_w, const char *w,
+                        bool landlock, char *const command[])
+{
+    const char *pre[] = {at, "--status-fd", "5", "--seccomp-fd", "4"};
+    for (size_t i = 0; i < sizeof(pre) / sizeof(*pre); i++)
+        gk_strvec_push(argv, pre[i]);
+    if (noexec_w) {
+        gk_strvec_push(argv, "--noexec");
+        gk_strvec_push(argv, w);
+    }
+    if (landlock) {
+        gk_strvec_push(argv, "--landlock-fd");
+        gk_strvec_push(argv, "3");
+    }
+    gk_strvec_push(argv, "--");
+    for (size_t i = 0; command[i]; i++)
+        gk_strvec_push(argv, command[i]);
+}
+
+/* A hand-made envelope: the host root read-only, the writable bind,
+ * bwrap's /proc, /dev and /tmp; the helper bound in read-only, as grantrun
+ * will. landlock may be NULL. */
+static run_out run_enveloped(const envelope *e, const char *landlock, char *const command[])
+{
+    gk_strvec argv = {0};
+    const char *pre[] = {BWRAP, "--unshare-user", "--unshare-pid", "--unshare-ipc",
+                         "--unshare-uts", "--die-with-parent", "--new-session",
+                         "--cap-add", "CAP_SYS_ADMIN", "--ro-bind", "/", "/", "--proc", "/proc",
+                         "--dev", "/dev", "--tmpfs", "/tmp", "--bind", e->w, e->w,
+                         "--ro-bind", e->helper, "/tmp/grantkit-helper", "--"};
+    for (size_t i = 0; i < sizeof(pre) / sizeof(*pre); i++)
+        gk_strvec_push(&argv, pre[i]);
+    push_helper(&argv, "/tmp/grantkit-helper", true, e->w, landlock != NULL, command);
+    run_out r = launch(&argv, landlock);
+    gk_strvec_free(&argv);
     return r;
 }
 
@@ -517,6 +539,85 @@ START_TEST(helper_fails_closed_on_a_ruleset_it_cannot_apply)
 }
 END_TEST
 
+/* The emitters' own output, enforced: the bwrap plan and the Landlock
+ * ruleset of base/reasonable.grant (exec restricted to a tool list, shells
+ * vetoed), compiled for this host, with the helper applying the ruleset.
+ * A program the plan shows but the stack does not admit cannot run. */
+START_TEST(emitted_plan_and_ruleset_confine_a_bundled_policy)
+{
+    envelope e = envelope_new();
+    grant_context *ctx = NULL;
+    ck_assert_int_eq(grant_context_new(&ctx), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, e.w), 0);
+    gk_autofree char *policies = gk_test_path("policies");
+    ck_assert_int_eq(grant_context_set_policy_path(ctx, policies), 0);
+    gk_autofree char *file = gk_test_path("policies/base/reasonable.grant");
+    grant_diags *d = grant_diags_new();
+    grant_policy *p = NULL;
+    const char *files[] = {file};
+    ck_assert_int_eq(grant_compile(ctx, files, 1, NULL, 0, d, &p), 0);
+    gk_projection *pr = gk_projection_build(p);
+    gk_emit_input in = {p, pr, "shell"};
+    gk_bwrap_plan plan;
+    gk_bwrap_plan_build(&in, d, &plan);
+    gk_ll_ruleset rs;
+    gk_landlock_build(&in, d, &rs);
+    gk_buf text = {0};
+    ck_assert_int_eq(gk_landlock_helper_text(&rs, &text), 0);
+    ck_assert_int_gt(rs.n, 5);
+
+    /* The helper goes where no region reaches (the sandbox root's tmpfs). */
+    static const struct {
+        const char *cmd;
+        int status;
+        const char *report; /* prefix; "" = exec happened */
+    } cases[] = {
+        {"/usr/bin/cat", 0, ""},        /* admitted */
+        {"/usr/bin/id", 126, "exec 13 "}, /* bound, readable, not admitted */
+        {"/usr/bin/dash", 126, "exec 13 "}, /* vetoed: masked, and no EXECUTE */
+        {"/no/such/tool", 127, "exec 2 "},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        gk_strvec argv = {0};
+        gk_strvec_push(&argv, BWRAP);
+        for (size_t k = 0; k < plan.argv.n; k++) {
+            if (k == plan.insert_at) {
+                gk_strvec_push(&argv, "--ro-bind");
+                gk_strvec_push(&argv, e.helper);
+                gk_strvec_push(&argv, "/.grantkit-helper");
+            }
+            gk_strvec_push(&argv, plan.argv.v[k]);
+        }
+        gk_strvec_push(&argv, "--");
+        char *const command[] = {(char *)cases[i].cmd, (char *)"/etc/passwd", NULL};
+        push_helper(&argv, "/.grantkit-helper", false, NULL, true, command);
+        run_out r = launch(&argv, text.data);
+        ck_assert_msg(r.status == cases[i].status && gk_has_prefix(r.report, cases[i].report),
+                      "%s: status %d, report '%s', stderr: %s", cases[i].cmd, r.status, r.report,
+                      r.err);
+        if (cases[i].status == 0)
+            ck_assert_msg(strstr(r.out, "root:"), "cat printed: %s", r.out);
+        run_out_free(&r);
+        gk_strvec_free(&argv);
+    }
+    for (size_t i = 0; i < plan.placeholders.n; i++) {
+        struct stat st;
+        if (lstat(plan.placeholders.v[i], &st) == 0 && S_ISDIR(st.st_mode))
+            rmdir(plan.placeholders.v[i]);
+        else if (lstat(plan.placeholders.v[i], &st) == 0 && st.st_size == 0)
+            unlink(plan.placeholders.v[i]);
+    }
+    gk_buf_free(&text);
+    gk_landlock_free(&rs);
+    gk_bwrap_plan_free(&plan);
+    gk_projection_free(pr);
+    grant_policy_free(p);
+    grant_diags_free(d);
+    grant_context_free(ctx);
+    envelope_free(&e);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("confine");
@@ -534,6 +635,7 @@ static Suite *suite(void)
     tcase_add_test(helper, helper_noexec_holds_without_landlock);
     tcase_add_test(helper, helper_reports_exec_failures_on_the_status_pipe);
     tcase_add_test(helper, helper_fails_closed_on_a_ruleset_it_cannot_apply);
+    tcase_add_test(helper, emitted_plan_and_ruleset_confine_a_bundled_policy);
     suite_add_tcase(s, helper);
     return s;
 }
