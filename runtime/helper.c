@@ -333,6 +333,10 @@ int main(int argc, char **argv)
         apply_landlock(landlock_fd);
     if (seccomp_fd >= 0)
         load_seccomp(seccomp_fd);
+    /* Only 0-2 reach the command (the status pipe closes on exec). */
+    for (int fd = 3; fd < 1024; fd++)
+        if (fd != status_fd)
+            close(fd);
     execvp(command[0], command);
     int err = errno;
     report(err == ENOENT ? 127 : 126, "exec %d %s: %s", err, command[0], strerror(err));

@@ -455,6 +455,9 @@ START_TEST(helper_confines_a_real_command)
         /* exec: cat yes; id (no EXECUTE) no; a program in the noexec bind no */
         "/usr/bin/id >/dev/null 2>&1 || echo exec-unlisted-refused;"
         "%s/prog 2>/dev/null || echo exec-written-refused;"
+        /* descriptors: only 0-2 reach the command (dash keeps its own
+         * above 9, none below) */
+        "for fd in 3 4 5 6 7 8 9; do [ -e /proc/self/fd/$fd ] && echo leaked-fd-$fd; done;"
         /* privileges */
         "cat /proc/self/status",
         e.secret, e.w, e.base, e.w);
@@ -470,6 +473,7 @@ START_TEST(helper_confines_a_real_command)
     for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
         ck_assert_msg(strstr(r.out, want[i]), "missing '%s' in:\n%s\nstderr: %s", want[i], r.out,
                       r.err);
+    ck_assert_msg(!strstr(r.out, "leaked-fd"), "descriptors reached the command:\n%s", r.out);
     gk_autofree char *made = gk_printf("%s/new", e.w);
     ck_assert_int_eq(access(made, F_OK), 0); /* the write reached the host */
     run_out_free(&r);
