@@ -11,59 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_cmd.h"
 #include "cli_util.h"
 #include "grant/grant.h"
-
-/* The name standard input has in diagnostics (as gcc spells it). */
-#define STDIN_NAME "<stdin>"
-
-enum {
-    OPT_TARGET = 256,
-    OPT_HOME,
-    OPT_USER,
-    OPT_CWD,
-    OPT_TEMPDIR,
-    OPT_PATH,
-    OPT_XDG,
-    OPT_NO_IMPLICIT,
-    OPT_POLICY_PATH,
-    OPT_EXTEND,
-    OPT_PRETTY,
-    OPT_TO,
-    OPT_FROM,
-    OPT_CHECK,
-    OPT_FORMAT,
-};
-
-#define CTX_LONG_OPTIONS                                                                 \
-    {"target", required_argument, NULL, OPT_TARGET},                                     \
-        {"home", required_argument, NULL, OPT_HOME},                                     \
-        {"user", required_argument, NULL, OPT_USER},                                     \
-        {"cwd", required_argument, NULL, OPT_CWD},                                       \
-        {"tempdir", required_argument, NULL, OPT_TEMPDIR},                               \
-        {"path", required_argument, NULL, OPT_PATH},                                     \
-        {"xdg", required_argument, NULL, OPT_XDG},                                       \
-        {"no-implicit", no_argument, NULL, OPT_NO_IMPLICIT},                             \
-        {"policy-path", required_argument, NULL, OPT_POLICY_PATH},                       \
-        {"help", no_argument, NULL, 'h'}
-
-#define CTX_HELP                                                                          \
-    "Freeze context (CTX): how the paths in grant files are resolved\n"                   \
-    "  --target host|linux|macos|windows\n"                                               \
-    "                        the machine the policy is for (default host: paths are\n"    \
-    "                        canonicalised here; any other target never touches the\n"    \
-    "                        local filesystem)\n"                                         \
-    "  --home DIR            home directory ('~'; default $HOME)\n"                       \
-    "  --user NAME           user name (default $USER)\n"                                 \
-    "  --cwd DIR             directory of 'cwd:' (default the working directory)\n"       \
-    "  --tempdir DIR         directory of 'tempdir:' (default $TMPDIR, else /tmp)\n"      \
-    "  --path PATHLIST       command search path (default $PATH)\n"                       \
-    "  --xdg NAME=DIR        directory of 'xdg:NAME', NAME one of config, data, cache,\n" \
-    "                        state, bin (default $XDG_*_HOME, else under home)\n"         \
-    "  --no-implicit         leave out the grants every program needs to run\n"           \
-    "  --policy-path PATHLIST\n"                                                          \
-    "                        where 'include \"base/x.grant\"' is looked up (default\n"    \
-    "                        $GRANTKIT_POLICY_PATH, else the installed policies)\n"
 
 static const char usage_main[] =
     "Usage: grantc COMMAND [OPTION]... [ARG]...\n"
@@ -138,316 +88,8 @@ static const char usage_compare[] =
     "  -h, --help            print this help and exit\n"
     "\n" CTX_HELP;
 
-/* ---- shared pieces ------------------------------------------------------ */
-
-/* Reset getopt and make its messages read "grantc: ..." rather than the
- * subcommand's name. */
-static void start_options(char **argv)
-{
-    optind = 0; /* glibc: full re-initialisation */
-    opterr = 1;
-    argv[0] = (char *)cli_progname;
-}
-
-static int usage_hint(const char *cmd)
-{
-    fprintf(stderr, "Try '%s %s --help' for more information.\n", cli_progname, cmd);
-    return CLI_EXIT_USAGE;
-}
-
-static int print_help(const char *text)
-{
-    fputs(text, stdout);
-    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-}
-
-static int parse_target(const char *s, grant_target *out)
-{
-    static const struct {
-        const char *name;
-        grant_target target;
-    } targets[] = {
-        {"host", GRANT_TARGET_HOST},
-        {"linux", GRANT_TARGET_LINUX},
-        {"macos", GRANT_TARGET_MACOS},
-        {"windows", GRANT_TARGET_WINDOWS},
-    };
-    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
-        if (strcmp(s, targets[i].name) == 0) {
-            *out = targets[i].target;
-            return 0;
-        }
-    return -EINVAL;
-}
-
-static int set_dir(grant_context *ctx, grant_ctx_key key, const char *flag, const char *value)
-{
-    if (grant_context_set(ctx, key, value) < 0) {
-        cli_error("%s: '%s' is not an absolute path", flag, value);
-        return -1;
-    }
-    return 0;
-}
-
-static int set_xdg(grant_context *ctx, const char *arg)
-{
-    static const char *const names[] = {"config", "data", "cache", "state", "bin"};
-    const char *eq = strchr(arg, '=');
-    if (!eq) {
-        cli_error("--xdg: expected NAME=DIR, got '%s'", arg);
-        return -1;
-    }
-    char *name = strndup(arg, (size_t)(eq - arg));
-    if (!name)
-        abort();
-    bool known = false;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        known |= strcmp(name, names[i]) == 0;
-    int rc = 0;
-    if (!known) {
-        cli_error("--xdg: unknown name '%s' (expected config, data, cache, state or bin)", name);
-        rc = -1;
-    } else if (grant_context_set_xdg(ctx, name, eq + 1) < 0) {
-        cli_error("--xdg: '%s' is not an absolute path", eq + 1);
-        rc = -1;
-    }
-    free(name);
-    return rc;
-}
-
-/* Apply one CTX option. Returns 1 if opt is not a CTX option, 0 when
- * applied, -1 after printing why the value is bad. */
-static int ctx_option(grant_context *ctx, int opt, const char *arg)
-{
-    switch (opt) {
-    case OPT_TARGET:
-        return 0; /* applied before every other option: see new_context */
-    case OPT_HOME:
-        return set_dir(ctx, GRANT_CTX_HOME, "--home", arg);
-    case OPT_CWD:
-        return set_dir(ctx, GRANT_CTX_CWD, "--cwd", arg);
-    case OPT_TEMPDIR:
-        return set_dir(ctx, GRANT_CTX_TEMPDIR, "--tempdir", arg);
-    case OPT_USER:
-        if (grant_context_set(ctx, GRANT_CTX_USER, arg) < 0) {
-            cli_error("--user: invalid user name '%s'", arg);
-            return -1;
-        }
-        return 0;
-    case OPT_PATH:
-        if (grant_context_set(ctx, GRANT_CTX_PATH, arg) < 0) {
-            cli_error("--path: '%s' is not a ':'-separated list of absolute directories", arg);
-            return -1;
-        }
-        return 0;
-    case OPT_XDG:
-        return set_xdg(ctx, arg);
-    case OPT_NO_IMPLICIT:
-        return grant_context_set_implicit(ctx, false) < 0 ? -1 : 0;
-    case OPT_POLICY_PATH:
-        if (grant_context_set_policy_path(ctx, arg) < 0) {
-            cli_error("--policy-path: invalid search path '%s'", arg);
-            return -1;
-        }
-        return 0;
-    default:
-        return 1;
-    }
-}
-
-/* The target decides what the other values mean (a drive-letter --home is
- * absolute only for windows; offline targets drop this host's XDG_*_HOME),
- * so --target is applied first, wherever it stands; the last one wins. */
-static int apply_target(grant_context *ctx, int argc, char **argv)
-{
-    const char *value = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        if (strcmp(argv[i], "--target") == 0 && i + 1 < argc)
-            value = argv[++i];
-        else if (strncmp(argv[i], "--target=", 9) == 0)
-            value = argv[i] + 9;
-    }
-    if (!value)
-        return 0;
-    grant_target t;
-    if (parse_target(value, &t) < 0) {
-        cli_error("--target: unknown target '%s' (expected host, linux, macos or windows)", value);
-        return -1;
-    }
-    int rc = grant_context_set_target(ctx, t);
-    if (rc < 0) {
-        cli_error("--target %s: %s", value, strerror(-rc));
-        return -1;
-    }
-    return 0;
-}
-
-static grant_context *new_context(int argc, char **argv)
-{
-    grant_context *ctx = NULL;
-    int rc = grant_context_new(&ctx);
-    if (rc < 0) {
-        cli_error("cannot set up the freeze context: %s", strerror(-rc));
-        return NULL;
-    }
-    if (apply_target(ctx, argc, argv) < 0) {
-        grant_context_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-/* Compile files (+ extends) into *out, printing every diagnostic. '-' may
- * stand as the only FILE (standard input, grant language). Returns 0 or
- * CLI_EXIT_USAGE after printing why. */
-static int compile_files(const grant_context *ctx, char *const *files, size_t nfiles,
-                         char *const *extends, size_t nextends, grant_policy **out)
-{
-    *out = NULL;
-    bool uses_stdin = false;
-    for (size_t i = 0; i < nfiles; i++)
-        uses_stdin |= strcmp(files[i], "-") == 0;
-    for (size_t i = 0; i < nextends; i++)
-        uses_stdin |= strcmp(extends[i], "-") == 0;
-    if (uses_stdin && (nfiles != 1 || nextends != 0)) {
-        cli_usage_error("'-' (standard input) must be the only FILE, without --extend");
-        return CLI_EXIT_USAGE;
-    }
-
-    grant_diags *diags = grant_diags_new();
-    int rc;
-    if (uses_stdin) {
-        char *text = NULL;
-        size_t len = 0;
-        rc = cli_read_input("-", &text, &len);
-        if (rc < 0) {
-            cli_error("cannot read standard input: %s", strerror(-rc));
-            grant_diags_free(diags);
-            return CLI_EXIT_USAGE;
-        }
-        rc = grant_compile_buffer(ctx, STDIN_NAME, text, len, diags, out);
-        free(text);
-    } else {
-        rc = grant_compile(ctx, (const char *const *)files, nfiles,
-                           (const char *const *)extends, nextends, diags, out);
-    }
-    size_t errors = cli_print_diags(diags);
-    grant_diags_free(diags);
-    if (rc < 0 || !*out) {
-        if (errors == 0)
-            cli_error("cannot compile %s: %s", nfiles == 1 ? files[0] : "the policy",
-                      strerror(rc < 0 ? -rc : EPROTO));
-        grant_policy_free(*out);
-        *out = NULL;
-        return CLI_EXIT_USAGE;
-    }
-    return 0;
-}
-
 /* ---- compile ------------------------------------------------------------ */
 
-/* ---- the option loop of the policy commands ----------------------------- */
-
-/* What compile, compare, check, audit and emit share: the freeze context
- * options, --extend (when the command stacks files), -h, and their own
- * options, handed to `own` (0 taken, -1 refused and reported). */
-typedef struct cmd_spec {
-    const char *name;
-    const char *usage;
-    const char *shortopts;          /* the command's own short options */
-    const struct option *longopts;  /* the command's own, NULL-terminated, or NULL */
-    bool extend;
-    int (*own)(void *state, int opt, const char *arg);
-    void *state;
-} cmd_spec;
-
-typedef struct cmd_args {
-    grant_context *ctx;
-    char **extends;
-    size_t nextends;
-    int first;                      /* index of the first operand */
-} cmd_args;
-
-#define CMD_RUN (-1)
-
-static void cmd_args_free(cmd_args *a)
-{
-    free(a->extends);
-    grant_context_free(a->ctx);
-    memset(a, 0, sizeof(*a));
-}
-
-/* Parse argv[1..argc). CMD_RUN when the command should run (free *out
- * with cmd_args_free), else the exit status to return at once. */
-static int parse_command(const cmd_spec *c, int argc, char **argv, cmd_args *out)
-{
-    static const struct option ctx_longopts[] = {CTX_LONG_OPTIONS};
-    static const struct option extend_longopt = {"extend", required_argument, NULL, OPT_EXTEND};
-    size_t nctx = sizeof(ctx_longopts) / sizeof(*ctx_longopts), nown = 0;
-    while (c->longopts && c->longopts[nown].name)
-        nown++;
-    struct option *longopts = calloc(nctx + nown + 2, sizeof(*longopts));
-    char *shortopts = malloc(strlen(c->shortopts) + 2);
-    if (!longopts || !shortopts)
-        abort();
-    memcpy(longopts, ctx_longopts, sizeof(ctx_longopts));
-    if (nown)
-        memcpy(longopts + nctx, c->longopts, nown * sizeof(*longopts));
-    if (c->extend)
-        longopts[nctx + nown] = extend_longopt;
-    snprintf(shortopts, strlen(c->shortopts) + 2, "h%s", c->shortopts);
-
-    memset(out, 0, sizeof(*out));
-    int status = CLI_EXIT_USAGE, opt;
-    out->ctx = new_context(argc, argv);
-    out->extends = calloc((size_t)argc + 1, sizeof(*out->extends));
-    if (!out->extends)
-        abort();
-    if (!out->ctx)
-        goto refused;
-    start_options(argv);
-    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-        int r = ctx_option(out->ctx, opt, optarg);
-        if (r < 0)
-            goto refused;
-        if (r == 0)
-            continue;
-        if (opt == OPT_EXTEND && c->extend) {
-            out->extends[out->nextends++] = optarg;
-        } else if (opt == 'h') {
-            status = print_help(c->usage);
-            goto refused;
-        } else if (opt == '?' || opt == ':' || !c->own) {
-            usage_hint(c->name);
-            goto refused;
-        } else if (c->own(c->state, opt, optarg) < 0) {
-            goto refused;
-        }
-    }
-    out->first = optind;
-    free(longopts);
-    free(shortopts);
-    return CMD_RUN;
-refused:
-    free(longopts);
-    free(shortopts);
-    cmd_args_free(out);
-    return status;
-}
-
-/* At least one FILE operand in argv[first..end). */
-static bool has_files(const char *name, int first, int end)
-{
-    if (first < end)
-        return true;
-    cli_error("%s: missing FILE", name);
-    usage_hint(name);
-    return false;
-}
-
-/* --format text|json, for compare and check. */
 static int text_or_json(void *state, int opt, const char *arg)
 {
     (void)opt; /* the only option of compare and check */
@@ -486,17 +128,17 @@ static int cmd_compile(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     compile_opts o = {NULL, 0};
-    const cmd_spec spec = {"compile", usage_compile, "o:", longopts, true, compile_option, &o};
-    cmd_args args;
-    int status = parse_command(&spec, argc, argv, &args);
+    const cli_cmd_spec spec = {"compile", usage_compile, "o:", longopts, true, compile_option, &o};
+    cli_cmd_args args;
+    int status = cli_parse_command(&spec, argc, argv, &args);
     if (status != CMD_RUN)
         return status;
     status = CLI_EXIT_USAGE;
-    if (!has_files("compile", args.first, argc))
+    if (!cli_has_files("compile", args.first, argc))
         goto out;
 
     grant_policy *policy = NULL;
-    if (compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
+    if (cli_compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
                       args.nextends, &policy))
         goto out;
     char *ir = NULL;
@@ -528,7 +170,7 @@ static int cmd_compile(int argc, char **argv)
     free(ir);
     status = rc < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 out:
-    cmd_args_free(&args);
+    cli_cmd_args_free(&args);
     return status;
 }
 
@@ -561,7 +203,7 @@ static int cmd_fmt(int argc, char **argv)
     bool check = false, in_place = false;
     int opt;
 
-    start_options(argv);
+    cli_start_options(argv);
     while ((opt = getopt_long(argc, argv, "ih", longopts, NULL)) != -1) {
         switch (opt) {
         case OPT_TO:
@@ -579,9 +221,9 @@ static int cmd_fmt(int argc, char **argv)
             in_place = true;
             break;
         case 'h':
-            return print_help(usage_fmt);
+            return cli_print_help(usage_fmt);
         default:
-            return usage_hint("fmt");
+            return cli_usage_hint("fmt");
         }
     }
     if (argc - optind != 1) {
@@ -589,13 +231,13 @@ static int cmd_fmt(int argc, char **argv)
             cli_error("fmt: missing FILE");
         else
             cli_error("fmt: expected one FILE, got %d", argc - optind);
-        return usage_hint("fmt");
+        return cli_usage_hint("fmt");
     }
     const char *path = argv[optind];
     bool is_stdin = strcmp(path, "-") == 0;
     if (check && in_place) {
         cli_error("fmt: --check and -i cannot be combined");
-        return usage_hint("fmt");
+        return cli_usage_hint("fmt");
     }
     if (in_place) {
         grant_surface own = from != GRANT_SURFACE_AUTO ? from
@@ -603,12 +245,12 @@ static int cmd_fmt(int argc, char **argv)
                                                      : GRANT_SURFACE_GRANT;
         if (is_stdin) {
             cli_error("fmt: -i needs a file, not standard input");
-            return usage_hint("fmt");
+            return cli_usage_hint("fmt");
         }
         if (to != GRANT_SURFACE_AUTO && to != own) {
             cli_error("fmt: -i would write %s into '%s'; convert to standard output instead",
                       to == GRANT_SURFACE_YAML ? "YAML" : "the grant language", path);
-            return usage_hint("fmt");
+            return cli_usage_hint("fmt");
         }
     }
 
@@ -702,9 +344,9 @@ static int cmd_compare(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     bool json = false;
-    const cmd_spec spec = {"compare", usage_compare, "", longopts, false, text_or_json, &json};
-    cmd_args args;
-    int status = parse_command(&spec, argc, argv, &args);
+    const cli_cmd_spec spec = {"compare", usage_compare, "", longopts, false, text_or_json, &json};
+    cli_cmd_args args;
+    int status = cli_parse_command(&spec, argc, argv, &args);
     if (status != CMD_RUN)
         return status;
     status = CLI_EXIT_USAGE;
@@ -715,7 +357,7 @@ static int cmd_compare(int argc, char **argv)
 
     if (argc - first != 2) {
         cli_error("compare: expected two policies A and B, got %d", argc - first);
-        usage_hint("compare");
+        cli_usage_hint("compare");
         goto out;
     }
     if (strcmp(argv[first], "-") == 0 && strcmp(argv[first + 1], "-") == 0) {
@@ -723,8 +365,8 @@ static int cmd_compare(int argc, char **argv)
         goto out;
     }
     /* Compile both before giving up so one run shows every error. */
-    int fa = compile_files(ctx, argv + first, 1, NULL, 0, &a);
-    int fb = compile_files(ctx, argv + first + 1, 1, NULL, 0, &b);
+    int fa = cli_compile_files(ctx, argv + first, 1, NULL, 0, &a);
+    int fb = cli_compile_files(ctx, argv + first + 1, 1, NULL, 0, &b);
     if (fa || fb)
         goto out;
     int rc = grant_compare(a, b, &cmp);
@@ -746,7 +388,7 @@ out:
     grant_comparison_free(cmp);
     grant_policy_free(a);
     grant_policy_free(b);
-    cmd_args_free(&args);
+    cli_cmd_args_free(&args);
     return status;
 }
 
@@ -816,31 +458,31 @@ static int run_query(const grant_policy *p, char **q, int nq, grant_verdict **ou
     if (strcmp(kind, "exec") == 0) {
         if (nq < 2) {
             cli_error("check: 'exec' needs a command");
-            return usage_hint("check");
+            return cli_usage_hint("check");
         }
         rc = grant_check_exec(p, (const char *const *)q + 1, (size_t)(nq - 1), NULL, NULL, out);
     } else if (strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0) {
         if (nq != 2) {
             cli_error("check: '%s' takes exactly one PATH", kind);
-            return usage_hint("check");
+            return cli_usage_hint("check");
         }
         grant_op op = kind[0] == 'r' ? GRANT_OP_READ : GRANT_OP_WRITE;
         rc = grant_check_fs(p, op, q[1], NULL, out);
     } else if (strcmp(kind, "gate") == 0) {
         if (nq != 2) {
             cli_error("check: 'gate' takes exactly one NAME");
-            return usage_hint("check");
+            return cli_usage_hint("check");
         }
         rc = grant_check_gate(p, q[1], out);
         if (rc == -EINVAL) {
             cli_error("check: unknown gate '%s' (expected shell.chdir, editor.read, "
                       "editor.write, editor.tui or net)",
                       q[1]);
-            return usage_hint("check");
+            return cli_usage_hint("check");
         }
     } else {
         cli_error("check: unknown query '%s' (expected exec, read, write or gate)", kind);
-        return usage_hint("check");
+        return cli_usage_hint("check");
     }
     if (rc < 0 || !*out) {
         cli_error("check: cannot decide '%s %s': %s", kind, nq > 1 ? q[1] : "",
@@ -865,23 +507,23 @@ static int cmd_check(int argc, char **argv)
     int nquery = nopts < argc ? argc - nopts - 1 : 0;
 
     bool json = false;
-    const cmd_spec spec = {"check", usage_check, "", longopts, true, text_or_json, &json};
-    cmd_args args;
-    int status = parse_command(&spec, nopts, argv, &args);
+    const cli_cmd_spec spec = {"check", usage_check, "", longopts, true, text_or_json, &json};
+    cli_cmd_args args;
+    int status = cli_parse_command(&spec, nopts, argv, &args);
     if (status != CMD_RUN)
         return status;
     status = CLI_EXIT_USAGE;
     grant_policy *policy = NULL;
     grant_verdict *v = NULL;
-    if (!has_files("check", args.first, nopts))
+    if (!cli_has_files("check", args.first, nopts))
         goto out;
     if (!query || nquery == 0) {
         cli_error("check: missing the query after '--' (exec CMD..., read PATH, write PATH "
                   "or gate NAME)");
-        usage_hint("check");
+        cli_usage_hint("check");
         goto out;
     }
-    if (compile_files(args.ctx, argv + args.first, (size_t)(nopts - args.first), args.extends,
+    if (cli_compile_files(args.ctx, argv + args.first, (size_t)(nopts - args.first), args.extends,
                       args.nextends, &policy))
         goto out;
     if (run_query(policy, query, nquery, &v))
@@ -903,7 +545,7 @@ static int cmd_check(int argc, char **argv)
 out:
     grant_verdict_free(v);
     grant_policy_free(policy);
-    cmd_args_free(&args);
+    cli_cmd_args_free(&args);
     return status;
 }
 
@@ -1025,13 +667,13 @@ static int audit_option(void *state, int opt, const char *arg)
             o->format = AUDIT_SARIF;
         else {
             cli_error("--format: unknown format '%s' (expected text, json or sarif)", arg);
-            usage_hint("audit");
+            cli_usage_hint("audit");
             return -1;
         }
     } else if (parse_fail_on(arg, &o->fail_on) < 0) {
         cli_error("--fail-on: unknown severity '%s' (expected error, warning, note or none)",
                   arg);
-        usage_hint("audit");
+        cli_usage_hint("audit");
         return -1;
     }
     return 0;
@@ -1045,17 +687,17 @@ static int cmd_audit(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     audit_opts o = {AUDIT_TEXT, GRANT_SEVERITY_ERROR};
-    const cmd_spec spec = {"audit", usage_audit, "", longopts, true, audit_option, &o};
-    cmd_args args;
-    int status = parse_command(&spec, argc, argv, &args);
+    const cli_cmd_spec spec = {"audit", usage_audit, "", longopts, true, audit_option, &o};
+    cli_cmd_args args;
+    int status = cli_parse_command(&spec, argc, argv, &args);
     if (status != CMD_RUN)
         return status;
     status = CLI_EXIT_USAGE;
     grant_policy *policy = NULL;
     grant_findings *findings = NULL;
-    if (!has_files("audit", args.first, argc))
+    if (!cli_has_files("audit", args.first, argc))
         goto out;
-    if (compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
+    if (cli_compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
                       args.nextends, &policy))
         goto out;
     int rc = grant_audit(policy, &findings);
@@ -1088,7 +730,7 @@ static int cmd_audit(int argc, char **argv)
 out:
     grant_findings_free(findings);
     grant_policy_free(policy);
-    cmd_args_free(&args);
+    cli_cmd_args_free(&args);
     return status;
 }
 
@@ -1116,18 +758,18 @@ static int cmd_sid(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     int opt;
-    start_options(argv);
+    cli_start_options(argv);
     /* '+': a NAME may start with '-' only after "--". */
     while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         if (opt == 'h')
-            return print_help(usage_sid);
-        usage_hint("sid");
+            return cli_print_help(usage_sid);
+        cli_usage_hint("sid");
         return CLI_EXIT_USAGE;
     }
     if (argc - optind != 2) {
         cli_error("sid: expected capability|appcontainer and one NAME, got %d argument%s",
                   argc - optind, argc - optind == 1 ? "" : "s");
-        usage_hint("sid");
+        cli_usage_hint("sid");
         return CLI_EXIT_USAGE;
     }
     const char *kind = argv[optind], *name = argv[optind + 1];
@@ -1139,7 +781,7 @@ static int cmd_sid(int argc, char **argv)
         rc = grant_sid_appcontainer(name, &sid);
     } else {
         cli_error("sid: unknown kind '%s' (expected capability or appcontainer)", kind);
-        usage_hint("sid");
+        cli_usage_hint("sid");
         return CLI_EXIT_USAGE;
     }
     if (rc < 0) {
@@ -1325,14 +967,14 @@ static int cmd_sbpl(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-        return print_help(usage_sbpl);
+        return cli_print_help(usage_sbpl);
     if (argc < 2) {
         cli_error("sbpl: expected eval or lint");
-        return usage_hint("sbpl");
+        return cli_usage_hint("sbpl");
     }
     if (strcmp(argv[1], "eval") != 0 && strcmp(argv[1], "lint") != 0) {
         cli_error("sbpl: unknown action '%s' (expected eval or lint)", argv[1]);
-        return usage_hint("sbpl");
+        return cli_usage_hint("sbpl");
     }
     bool lint = strcmp(argv[1], "lint") == 0;
     argc--;
@@ -1346,7 +988,7 @@ static int cmd_sbpl(int argc, char **argv)
     grant_diags *d = grant_diags_new();
     if (!params)
         abort();
-    start_options(argv);
+    cli_start_options(argv);
     while ((opt = getopt_long(argc, argv, "hD:", longopts, NULL)) != -1) {
         if (opt == 'D') {
             if (!strchr(optarg, '=') || optarg[0] == '=') {
@@ -1366,24 +1008,24 @@ static int cmd_sbpl(int argc, char **argv)
                 goto out;
             }
         } else if (opt == 'h') {
-            status = print_help(usage_sbpl);
+            status = cli_print_help(usage_sbpl);
             goto out;
         } else {
-            usage_hint("sbpl");
+            cli_usage_hint("sbpl");
             goto out;
         }
     }
     int rest = argc - optind;
     if (rest < 1) {
         cli_error("sbpl %s: expected a PROFILE", lint ? "lint" : "eval");
-        usage_hint("sbpl");
+        cli_usage_hint("sbpl");
         goto out;
     }
     if (lint ? rest != 1 : queries ? rest != 1 : rest < 2 || rest > 3) {
         cli_error(lint      ? "sbpl lint: expected only PROFILE"
                   : queries ? "sbpl eval: give either OPERATION [ARG] or --queries FILE"
                             : "sbpl eval: expected PROFILE OPERATION [ARG]");
-        usage_hint("sbpl");
+        cli_usage_hint("sbpl");
         goto out;
     }
     const char *profile = argv[optind];
@@ -1472,9 +1114,9 @@ static int cmd_emit(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     emit_opts o = {NULL, NULL};
-    const cmd_spec spec = {"emit", usage_emit, "b:f:", longopts, true, emit_option, &o};
-    cmd_args args;
-    int status = parse_command(&spec, argc, argv, &args);
+    const cli_cmd_spec spec = {"emit", usage_emit, "b:f:", longopts, true, emit_option, &o};
+    cli_cmd_args args;
+    int status = cli_parse_command(&spec, argc, argv, &args);
     if (status != CMD_RUN)
         return status;
     status = CLI_EXIT_USAGE;
@@ -1485,19 +1127,19 @@ static int cmd_emit(int argc, char **argv)
     grant_backend backend;
     if (!backend_name) {
         cli_error("emit: missing --backend (bwrap, seatbelt, appcontainer or landlock)");
-        usage_hint("emit");
+        cli_usage_hint("emit");
         goto done;
     }
     if (grant_backend_from_name(backend_name, &backend) < 0) {
         cli_error("emit: unknown backend '%s' (expected bwrap, seatbelt, appcontainer or "
                   "landlock)",
                   backend_name);
-        usage_hint("emit");
+        cli_usage_hint("emit");
         goto done;
     }
-    if (!has_files("emit", args.first, argc))
+    if (!cli_has_files("emit", args.first, argc))
         goto done;
-    if (compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
+    if (cli_compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
                       args.nextends, &policy))
         goto done;
     notes = grant_diags_new();
@@ -1506,7 +1148,7 @@ static int cmd_emit(int argc, char **argv)
     cli_print_diags(notes);
     if (rc == -EINVAL) {
         cli_error("emit: backend %s has no format '%s'", backend_name, format ? format : "");
-        usage_hint("emit");
+        cli_usage_hint("emit");
         goto done;
     }
     if (rc == -ENOTSUP) {
@@ -1529,7 +1171,7 @@ done:
     free(out);
     grant_diags_free(notes);
     grant_policy_free(policy);
-    cmd_args_free(&args);
+    cli_cmd_args_free(&args);
     return status;
 }
 
@@ -1543,7 +1185,7 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
-        return print_help(usage_main);
+        return cli_print_help(usage_main);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
         printf("grantc (grantkit) %s\n", grant_version());
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
