@@ -13,10 +13,20 @@
 
 #include "projection.h"
 
+/* What a launcher (grantrun) changes in the Linux plan; NULL when
+ * emitting for a person to read. */
+typedef struct gk_launch_env {
+    const char *const *env; /* the command's environment, NAME=VALUE, NULL-terminated */
+    bool tty;               /* keep the controlling terminal: no --new-session */
+} gk_launch_env;
+
 typedef struct gk_emit_input {
     const grant_policy *policy;     /* for the context and the policy digest */
     const gk_projection *proj;
     const char *format;             /* never NULL: the dispatcher fills the default */
+    const gk_launch_env *launch;    /* Linux plan only: the helper runs first (it
+                                     * keeps CAP_SYS_ADMIN for its remounts, then
+                                     * drops every capability itself) */
 } gk_emit_input;
 
 GK_HIDDEN int gk_emit_bwrap(const gk_emit_input *in, grant_diags *notes, gk_buf *out);

@@ -837,24 +837,43 @@ void gk_bwrap_plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_p
     gk_strvec *argv = &out->argv;
 
     /* 1. Namespaces and environment. */
+    const gk_launch_env *launch = in->launch;
     static const char *const ns[] = {"--new-session", "--die-with-parent", "--unshare-user",
                                      "--disable-userns", "--unshare-ipc", "--unshare-uts",
                                      "--unshare-pid", "--unshare-cgroup-try"};
-    for (size_t i = 0; i < sizeof(ns) / sizeof(*ns); i++)
-        gk_strvec_push(argv, ns[i]);
+    for (size_t i = launch && launch->tty ? 1 : 0; i < sizeof(ns) / sizeof(*ns); i++)
+        /* Launched, the seccomp filter refuses new user namespaces instead:
+         * --disable-userns nests the command in a user namespace where the
+         * helper could no longer remount writable regions noexec. */
+        if (!launch || strcmp(ns[i], "--disable-userns") != 0)
+            gk_strvec_push(argv, ns[i]);
     if (!pr->net)
         gk_strvec_push(argv, "--unshare-net");
-    push2(argv, "--cap-drop", "ALL");
+    if (launch)
+        push2(argv, "--cap-add", "CAP_SYS_ADMIN"); /* the helper's remounts, then it drops all */
+    else
+        push2(argv, "--cap-drop", "ALL");
     gk_strvec_push(argv, "--clearenv");
-    const char *env[][2] = {{"HOME", b.ctx->home},
-                            {"LANG", "C.UTF-8"},
-                            {"PATH", b.ctx->path},
-                            {"USER", b.ctx->user}};
-    for (size_t i = 0; i < sizeof(env) / sizeof(*env); i++)
-        if (env[i][1]) {
-            push2(argv, "--setenv", env[i][0]);
-            gk_strvec_push(argv, env[i][1]);
+    if (launch) {
+        for (size_t i = 0; launch->env && launch->env[i]; i++) {
+            const char *eq = strchr(launch->env[i], '=');
+            if (!eq)
+                continue;
+            gk_strvec_push_take(argv, gk_strdup("--setenv"));
+            gk_strvec_push_take(argv, gk_strndup(launch->env[i], (size_t)(eq - launch->env[i])));
+            gk_strvec_push(argv, eq + 1);
         }
+    } else {
+        const char *env[][2] = {{"HOME", b.ctx->home},
+                                {"LANG", "C.UTF-8"},
+                                {"PATH", b.ctx->path},
+                                {"USER", b.ctx->user}};
+        for (size_t i = 0; i < sizeof(env) / sizeof(*env); i++)
+            if (env[i][1]) {
+                push2(argv, "--setenv", env[i][0]);
+                gk_strvec_push(argv, env[i][1]);
+            }
+    }
 
     if (b.offline) {
         gk_diag_file(notes, GK_NOTE, NOTE_FILE,

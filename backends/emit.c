@@ -57,7 +57,7 @@ int grant_emit(const grant_policy *p, grant_backend backend, const char *format,
         if (backends[i].backend != backend)
             continue;
         gk_projection *proj = gk_projection_build(p);
-        gk_emit_input in = {p, proj, format ? format : backends[i].default_format};
+        gk_emit_input in = {p, proj, format ? format : backends[i].default_format, NULL};
         gk_buf b = {0};
         grant_diags *scratch = notes ? NULL : grant_diags_new();
         int rc = backends[i].emit(&in, notes ? notes : scratch, &b);

@@ -312,7 +312,7 @@ static double run_all(grant_policy *const *pols, const char *const *labels, doub
         if ((only && !only[i]) || !pols[t])
             continue;
         gk_projection *pr = gk_projection_build(pols[t]);
-        gk_emit_input in = {pols[t], pr, backends[i].format};
+        gk_emit_input in = {pols[t], pr, backends[i].format, NULL};
         render_job job = {&in, backends[i].emit};
         timing tm = {0};
         char what[64];

@@ -13,11 +13,13 @@
  * the seccomp program read from --seccomp-fd (the mount filter); execs
  * COMMAND (PATH search in the envelope's environment).
  *
- * Status pipe (--status-fd, close-on-exec): EOF means the exec happened.
- * Otherwise one line "setup <step>: <reason>" (exit 125) or "exec <errno>
- * <reason>" (exit 127 for ENOENT, else 126) says what failed. Every failure
- * stops before the command runs: nothing runs with less confinement than
- * asked (fail closed).
+ * Status pipe (--status-fd, close-on-exec): the helper first writes
+ * "started" (so a launcher tells "bwrap never ran the helper" from "the
+ * command ran"); then EOF means the exec happened. Otherwise one line
+ * "setup <step>: <reason>" (exit 125) or "exec <errno> <reason>" (exit 127
+ * for ENOENT, else 126) says what failed. Every failure stops before the
+ * command runs: nothing runs with less confinement than asked (fail
+ * closed).
  *
  * Landlock ruleset format (one item per line; a path runs to the end of
  * its line, so a path holding a newline cannot be expressed and the
@@ -319,6 +321,9 @@ int main(int argc, char **argv)
             report(125, "setup usage: unknown option %s", flag);
         }
     }
+    if (status_fd >= 0)
+        while (write(status_fd, "started\n", 8) < 0 && errno == EINTR)
+            ;
     if (i + 1 >= argc)
         usage("missing -- COMMAND");
     char **command = argv + i + 1;

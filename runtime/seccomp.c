@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -110,6 +111,21 @@ int gk_seccomp_main_fd(bool net)
                               SCMP_A1_64(SCMP_CMP_MASKED_EQ, UINT32_MAX, TIOCLINUX));
     /* The whole register: AF_UNIX with high bits set is refused too (the
      * kernel would read AF_UNIX, but no program passes such a value). */
+    /* No new user namespaces (what bwrap's --disable-userns does, which
+     * grantrun cannot use: it moves the command into a nested user
+     * namespace where the helper may no longer remount). clone3 hides its
+     * flags in memory, so it reports ENOSYS and libc falls back to clone. */
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
+                              SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                              SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+    if (rc == 0) {
+        int nr = seccomp_syscall_resolve_name("clone3");
+        if (nr != __NR_SCMP_ERROR)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+    }
     if (rc == 0 && !net)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
                               SCMP_A0_64(SCMP_CMP_NE, AF_UNIX));

@@ -15,7 +15,9 @@
 
 /* Deny ptrace, process_vm_*, kexec_*, perf_event_open, bpf, the key
  * syscalls, userfaultfd, io_uring_*, personality other than PER_LINUX and
- * the query, ioctl TIOCSTI/TIOCLINUX; socket() but AF_UNIX when !net.
+ * the query, ioctl TIOCSTI/TIOCLINUX, new user namespaces (unshare and
+ * clone with CLONE_NEWUSER; clone3 answers ENOSYS); socket() but AF_UNIX
+ * when !net.
  * Foreign ABIs (i386, x32) kill the process. fd or -errno. */
 int gk_seccomp_main_fd(bool net);
 /* Deny mount, umount2, pivot_root, move_mount, fsopen, fsmount,

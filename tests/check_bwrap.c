@@ -675,7 +675,7 @@ static void check_all(const grant_policy *p, const emitted *e, const char *what)
     check_model(p, pr, &vj, what);
     check_landlock(pr, gk_target_is_offline(p->ctx), e->landlock, e->notes, what);
     /* The internal plan is what the formats print. */
-    gk_emit_input in = {p, pr, "json"};
+    gk_emit_input in = {p, pr, "json", NULL};
     grant_diags *d = grant_diags_new();
     gk_bwrap_plan plan;
     gk_bwrap_plan_build(&in, d, &plan);
@@ -1317,7 +1317,7 @@ static void check_launch(const grant_policy *p, const launch *L, const expect *w
                          const xexpect *xwant)
 {
     gk_projection *pr = gk_projection_build(p);
-    gk_emit_input in = {p, pr, "json"};
+    gk_emit_input in = {p, pr, "json", NULL};
     grant_diags *notes = grant_diags_new();
     gk_bwrap_plan plan;
     gk_bwrap_plan_build(&in, notes, &plan);

@@ -124,6 +124,19 @@ static int probe_tiocsti(long high)
     return outcome(rc);
 }
 
+static int probe_userns(long arg)
+{
+    (void)arg;
+    return outcome(unshare(CLONE_NEWUSER));
+}
+
+static int probe_clone3(long arg)
+{
+    (void)arg;
+    long rc = syscall(SYS_clone3, NULL, 0);
+    return rc >= 0 ? 0 : errno == ENOSYS ? 4 : errno == EPERM ? 1 : 2;
+}
+
 /* getpid through the i386 ABI (int 0x80, eax 20). */
 static int probe_int80(long arg)
 {
@@ -155,6 +168,10 @@ START_TEST(main_filter_denies_the_listed_syscalls)
     ck_assert_int_eq(in_child(-1, probe_ptrace, 0), 0);
     ck_assert_int_eq(in_child(fd, probe_bpf, 0), 1);
     ck_assert_int_eq(in_child(fd, probe_userfaultfd, 0), 1);
+    /* No new user namespace (grantrun's stand-in for --disable-userns). */
+    ck_assert_int_eq(in_child(-1, probe_userns, 0), 0);
+    ck_assert_int_eq(in_child(fd, probe_userns, 0), 1);
+    ck_assert_int_eq(in_child(fd, probe_clone3, 0), 4);
     close(fd);
 }
 END_TEST
@@ -334,7 +351,8 @@ static int memfd_of(const char *text)
 typedef struct run_out {
     int status;   /* exit status, 128+N for a signal */
     char *out, *err;
-    char *report; /* what the helper wrote on its status pipe ("" = exec happened) */
+    char *report; /* the helper's status after "started" ("" = exec happened) */
+    bool started; /* the helper ran */
 } run_out;
 
 static char *drain(int fd)
@@ -388,6 +406,10 @@ static run_out launch(gk_strvec *argv, const char *landlock)
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     r.report = drain(status_pipe[0]);
+    /* The helper announces itself first; keep what follows. */
+    r.started = gk_has_prefix(r.report, "started\n");
+    if (r.started)
+        memmove(r.report, r.report + 8, strlen(r.report + 8) + 1);
     r.out = drain(out_pipe[0]);
     r.err = drain(err_pipe[0]);
     return r;
@@ -463,6 +485,7 @@ START_TEST(helper_confines_a_real_command)
         e.secret, e.w, e.base, e.w);
     run_out r = run_enveloped(&e, rules, SH(script));
     ck_assert_msg(r.status == 0, "status %d, report '%s', stderr: %s", r.status, r.report, r.err);
+    ck_assert(r.started);
     ck_assert_str_eq(r.report, "");
     static const char *const want[] = {
         "read-system-ok\n",        "read-secret-refused\n",   "write-bind-ok\n",
@@ -561,7 +584,7 @@ START_TEST(emitted_plan_and_ruleset_confine_a_bundled_policy)
     const char *files[] = {file};
     ck_assert_int_eq(grant_compile(ctx, files, 1, NULL, 0, d, &p), 0);
     gk_projection *pr = gk_projection_build(p);
-    gk_emit_input in = {p, pr, "shell"};
+    gk_emit_input in = {p, pr, "shell", NULL};
     gk_bwrap_plan plan;
     gk_bwrap_plan_build(&in, d, &plan);
     gk_ll_ruleset rs;

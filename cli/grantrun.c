@@ -1,0 +1,300 @@
+/* grantrun - run a command under a compiled policy, on Linux, for real.
+ *
+ *   grantrun [CTX] -p FILE [-p FILE]... [--extend FILE]... [OPTIONS] -- CMD [ARG...]
+ *
+ * The gate decides first (126 refused, 127 admitted but missing); then the
+ * command runs in the envelope of backends.md (bwrap, seccomp, and
+ * grantkit-helper applying noexec remounts and Landlock). This version
+ * runs in the calling process's place (--isolate none): the frame
+ * protocol and the options that need it are not written yet, and asking
+ * for them is an error, never a silent downgrade. Exit statuses: cli.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_cmd.h"
+#include "cli_util.h"
+#include "launch.h"
+
+#ifndef GK_HELPER_PATH
+#define GK_HELPER_PATH "/usr/local/libexec/grantkit/grantkit-helper"
+#endif
+
+extern char **environ;
+
+static const char usage_run[] =
+    "Usage: grantrun [CTX] -p FILE [-p FILE]... [--extend FILE]... [OPTIONS] -- CMD [ARG...]\n"
+    "Run CMD under the compiled policy: the gate decides first, then the command\n"
+    "runs in a bubblewrap envelope with seccomp, Landlock and noexec writable mounts.\n"
+    "\n"
+    "  -p, --policy FILE     a policy to stack (repeatable; later ones narrow)\n"
+    "      --extend FILE     join FILE into the first policy (repeatable)\n"
+    "      --env NAME[=VALUE]\n"
+    "                        set NAME in the command's environment (without a value:\n"
+    "                        copy it from grantrun's); repeatable\n"
+    "      --keep-env        start from grantrun's whole environment instead of the\n"
+    "                        minimal one (PATH, HOME, LANG, TERM, USER)\n"
+    "      --tty             keep the controlling terminal (seccomp still blocks\n"
+    "                        TIOCSTI)\n"
+    "      --timeout DURATION\n"
+    "                        kill the envelope after DURATION (ms, s, m or h; bare:\n"
+    "                        seconds): status 124\n"
+    "      --bwrap PATH      the bubblewrap to pin (default: first on PATH)\n"
+    "      --dry-run         print the bwrap arguments and the Landlock ruleset, run\n"
+    "                        nothing\n"
+    "  -h, --help            print this help and exit\n"
+    "\n" CTX_HELP "\n"
+    "Exit status: the command's own (0-123), 124 timeout, 125 grantrun failed (usage,\n"
+    "policy, confinement unavailable), 126 refused by the policy or not executable,\n"
+    "127 admitted but not found, 128+N killed by signal N.\n";
+
+enum {
+    OPT_ENV = 0x300,
+    OPT_KEEP_ENV,
+    OPT_TTY,
+    OPT_DRY_RUN,
+    OPT_BWRAP,
+    OPT_TIMEOUT,
+    OPT_ISOLATE,
+    OPT_LATER, /* an option of cli.md this version does not implement */
+};
+
+typedef struct run_opts {
+    char **policies;
+    size_t npolicies;
+    char **env_args;
+    size_t nenv;
+    bool keep_env, tty, dry_run;
+    const char *bwrap;
+    long timeout_ms;
+} run_opts;
+
+/* DURATION: a number with ms, s, m or h (bare: seconds). */
+static int parse_duration(const char *s, long *ms)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return -1;
+    double scale = strcmp(end, "ms") == 0  ? 1
+                   : strcmp(end, "s") == 0 || !*end ? 1000
+                   : strcmp(end, "m") == 0  ? 60000
+                   : strcmp(end, "h") == 0  ? 3600000
+                                            : -1;
+    if (scale < 0 || v * scale > 1e15)
+        return -1;
+    *ms = (long)(v * scale);
+    return *ms > 0 ? 0 : -1;
+}
+
+static int run_option(void *state, int opt, const char *arg)
+{
+    run_opts *o = state;
+    switch (opt) {
+    case 'p':
+        o->policies[o->npolicies++] = (char *)arg;
+        return 0;
+    case OPT_ENV:
+        o->env_args[o->nenv++] = (char *)arg;
+        return 0;
+    case OPT_KEEP_ENV:
+        o->keep_env = true;
+        return 0;
+    case OPT_TTY:
+        o->tty = true;
+        return 0;
+    case OPT_DRY_RUN:
+        o->dry_run = true;
+        return 0;
+    case OPT_BWRAP:
+        o->bwrap = arg;
+        return 0;
+    case OPT_TIMEOUT:
+        if (parse_duration(arg, &o->timeout_ms) < 0) {
+            cli_error("--timeout: '%s' is not a duration (e.g. 500ms, 30s, 2m)", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_ISOLATE:
+        if (strcmp(arg, "none") == 0)
+            return 0;
+        cli_error("--isolate %s: not available in this version (only none: the frame "
+                  "protocol is not written yet)",
+                  arg);
+        return -1;
+    default:
+        cli_error("this option is not available in this version of grantrun (it needs the "
+                  "frame protocol, not written yet); nothing ran");
+        return -1;
+    }
+}
+
+/* The command's environment: the minimal set (or everything), then each
+ * --env in order. Returns a NULL-terminated list of malloc'd strings. */
+static char **command_env(const run_opts *o)
+{
+    size_t cap = 16 + o->nenv, n = 0;
+    for (char **e = environ; o->keep_env && e && *e; e++)
+        cap++;
+    char **env = calloc(cap + 1, sizeof(*env));
+    if (!env)
+        abort();
+    static const char *const minimal[] = {"PATH", "HOME", "LANG", "TERM", "USER"};
+    for (char **e = environ; e && *e; e++) {
+        bool keep = o->keep_env;
+        for (size_t i = 0; i < sizeof(minimal) / sizeof(*minimal) && !keep; i++) {
+            size_t len = strlen(minimal[i]);
+            keep = strncmp(*e, minimal[i], len) == 0 && (*e)[len] == '=';
+        }
+        if (keep && n < cap)
+            env[n++] = strdup(*e);
+    }
+    for (size_t i = 0; i < o->nenv; i++) {
+        const char *a = o->env_args[i], *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        char *entry = NULL;
+        if (eq) {
+            entry = strdup(a);
+        } else {
+            const char *v = getenv(a);
+            if (!v)
+                continue;
+            if (asprintf(&entry, "%s=%s", a, v) < 0)
+                entry = NULL;
+        }
+        if (!entry)
+            abort();
+        size_t k = 0;
+        while (k < n && !(strncmp(env[k], a, len) == 0 && env[k][len] == '='))
+            k++;
+        if (k < n)
+            free(env[k]);
+        else
+            n++;
+        env[k] = entry;
+    }
+    return env;
+}
+
+int main(int argc, char **argv)
+{
+    cli_progname = "grantrun";
+    static const struct option longopts[] = {
+        {"policy", required_argument, NULL, 'p'},
+        {"env", required_argument, NULL, OPT_ENV},
+        {"keep-env", no_argument, NULL, OPT_KEEP_ENV},
+        {"tty", no_argument, NULL, OPT_TTY},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"bwrap", required_argument, NULL, OPT_BWRAP},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"isolate", required_argument, NULL, OPT_ISOLATE},
+        {"grace-ms", required_argument, NULL, OPT_LATER},
+        {"memory", required_argument, NULL, OPT_LATER},
+        {"processes", required_argument, NULL, OPT_LATER},
+        {"cpu", required_argument, NULL, OPT_LATER},
+        {"seed", required_argument, NULL, OPT_LATER},
+        {"root", required_argument, NULL, OPT_LATER},
+        {"fs-quota", required_argument, NULL, OPT_LATER},
+        {"fs-nodes", required_argument, NULL, OPT_LATER},
+        {"diff", required_argument, NULL, OPT_LATER},
+        {"diff-metadata", no_argument, NULL, OPT_LATER},
+        {"json", no_argument, NULL, OPT_LATER},
+        {"allow-degraded", no_argument, NULL, OPT_LATER},
+        {NULL, 0, NULL, 0},
+    };
+    /* The command after '--' is not ours: getopt must not see it. */
+    int nopts = 1;
+    while (nopts < argc && strcmp(argv[nopts], "--") != 0)
+        nopts++;
+    char **command = nopts < argc ? argv + nopts + 1 : NULL;
+    size_t ncommand = nopts < argc ? (size_t)(argc - nopts - 1) : 0;
+
+    run_opts o = {0};
+    o.policies = calloc((size_t)argc + 1, sizeof(char *));
+    o.env_args = calloc((size_t)argc + 1, sizeof(char *));
+    if (!o.policies || !o.env_args)
+        abort();
+    const cli_cmd_spec spec = {NULL, usage_run, "p:", longopts, true, run_option, &o};
+    cli_cmd_args args;
+    int status = cli_parse_command(&spec, nopts, argv, &args);
+    if (status != CMD_RUN) {
+        free(o.policies);
+        free(o.env_args);
+        return status == CLI_EXIT_OK ? 0 : GK_RUN_FAILED;
+    }
+    status = GK_RUN_FAILED;
+    grant_policy *policy = NULL;
+    char **env = NULL;
+    char *bwrap = NULL;
+    gk_launch_result result = {0};
+    if (args.first < nopts) {
+        cli_error("unexpected operand '%s' (policies go with -p, the command after '--')",
+                  argv[args.first]);
+        cli_usage_hint(NULL);
+        goto out;
+    }
+    if (o.npolicies == 0) {
+        cli_error("missing -p FILE");
+        cli_usage_hint(NULL);
+        goto out;
+    }
+    if (!command || ncommand == 0) {
+        cli_error("missing the command after '--'");
+        cli_usage_hint(NULL);
+        goto out;
+    }
+    if (cli_compile_files(args.ctx, o.policies, o.npolicies, args.extends, args.nextends,
+                          &policy))
+        goto out;
+
+    env = command_env(&o);
+    bwrap = o.bwrap ? strdup(o.bwrap) : gk_launch_find_program("bwrap", getenv("PATH"));
+    if (!bwrap || bwrap[0] != '/') {
+        cli_error("confinement unavailable: no bubblewrap (bwrap) on PATH; install it or pass "
+                  "--bwrap PATH; nothing ran");
+        goto out;
+    }
+    const char *helper = getenv("GRANTKIT_HELPER");
+    gk_launch_opts lo = {command,     ncommand, (const char *const *)env,
+                         o.tty,       bwrap,    helper && *helper ? helper : GK_HELPER_PATH,
+                         o.timeout_ms, o.dry_run};
+    if (access(lo.helper, X_OK) < 0) {
+        cli_error("confinement unavailable: no helper at %s; nothing ran", lo.helper);
+        goto out;
+    }
+    grant_diags *notes = grant_diags_new();
+    gk_buf described = {0};
+    int rc = gk_launch(policy, &lo, notes, &described, &result);
+    /* Fidelity notes matter when reading the plan, not on every run. */
+    if (o.dry_run)
+        cli_print_diags(notes);
+    grant_diags_free(notes);
+    if (rc < 0) {
+        cli_error("cannot run: %s%s", strerror(-rc),
+                  rc == -EINVAL ? " (compile for this host: no --target)" : "");
+        gk_buf_free(&described);
+        goto out;
+    }
+    if (o.dry_run && described.data)
+        cli_write_stream(stdout, described.data, described.len);
+    gk_buf_free(&described);
+    if (result.message)
+        cli_error("%s", result.message);
+    status = result.status;
+out:
+    gk_launch_result_clear(&result);
+    grant_policy_free(policy);
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
+    free(bwrap);
+    free(o.policies);
+    free(o.env_args);
+    cli_cmd_args_free(&args);
+    return status;
+}

@@ -1,0 +1,449 @@
+/* launch.c - one command in the Linux envelope (see launch.h).
+ *
+ * Descriptors handed to the envelope, at fixed numbers: 3 bwrap's
+ * arguments (--args), 4 the main seccomp filter (bwrap --seccomp), 5 the
+ * Landlock ruleset, 6 the mount filter and 7 the status pipe (all three
+ * for the helper). Nothing else crosses: the child closes every other
+ * descriptor before it executes the pinned bwrap with an empty
+ * environment (the command's own is set with --setenv).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "launch.h"
+#include "bwrap.h"
+#include "frame.h"
+#include "projection.h"
+#include "seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <time.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+enum { FD_ARGS = 3, FD_SECCOMP = 4, FD_LANDLOCK = 5, FD_MOUNT_FILTER = 6, FD_STATUS = 7 };
+
+/* Where the helper is bound when the sandbox root is bwrap's own tmpfs
+ * (outside every region a policy can name). */
+#define HELPER_IN_ENVELOPE "/.grantkit-helper"
+
+void gk_launch_result_clear(gk_launch_result *r)
+{
+    free(r->message);
+    memset(r, 0, sizeof(*r));
+}
+
+char *gk_launch_find_program(const char *name, const char *path_env)
+{
+    if (strchr(name, '/'))
+        return name[0] == '/' && access(name, X_OK) == 0 ? gk_strdup(name) : NULL;
+    gk_autofree char *list = gk_strdup(path_env ? path_env : "");
+    char *save = NULL;
+    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/')
+            continue; /* a relative entry would make the working directory part of PATH */
+        char *cand = gk_path_join(d, name);
+        struct stat st;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+    }
+    return NULL;
+}
+
+static const char *env_get(const char *const *env, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; env && env[i]; i++)
+        if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+            return env[i] + n + 1;
+    return NULL;
+}
+
+static void fail(gk_launch_result *out, int status, char *message)
+{
+    out->status = status;
+    free(out->message);
+    out->message = message;
+}
+
+/* Is a writable mount one the stack may execute from (it overlaps an
+ * exec-admitted prefix)? Then it stays exec. */
+static bool exec_admitted(const gk_projection *pr, const char *dest)
+{
+    for (size_t i = 0; i < pr->deputy.n; i++)
+        if (gk_path_within(dest, pr->deputy.v[i]) || gk_path_within(pr->deputy.v[i], dest))
+            return true;
+    return false;
+}
+
+/* What the helper remounts nosuid,nodev,noexec: every writable mount that
+ * exists once bwrap is done (a -try bind of a missing source mounts
+ * nothing), unless the stack does not restrict exec or admits it there. */
+static void noexec_mounts(const gk_projection *pr, const gk_bwrap_plan *plan, gk_strvec *out)
+{
+    if (!pr->exec_restricted)
+        return;
+    for (size_t i = 0; i < plan->nmounts; i++) {
+        const gk_mount *m = &plan->mounts[i];
+        bool writable = m->role == GK_MOUNT_WRITE || m->role == GK_MOUNT_PIN ||
+                        (m->role == GK_MOUNT_SYSTEM && m->flag && strcmp(m->flag, "--tmpfs") == 0);
+        if (!writable || m->link || !m->flag || exec_admitted(pr, m->dest))
+            continue;
+        struct stat st;
+        if (m->host && strstr(m->flag, "-try") && stat(m->host, &st) < 0)
+            continue;
+        if (m->is_file)
+            continue; /* a mount flag applies to a directory's mount */
+        gk_strvec_push(out, m->dest);
+    }
+    gk_strvec_sort_unique(out);
+}
+
+static int memfd_with(const char *name, const char *data, size_t len)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int err = w < 0 ? -errno : -EIO;
+            close(fd);
+            return err;
+        }
+        off += (size_t)w;
+    }
+    if (lseek(fd, 0, SEEK_SET) < 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    return fd;
+}
+
+static char *drain(int fd)
+{
+    gk_buf b = {0};
+    char chunk[4096];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (b.len < 65536)
+            gk_buf_add(&b, chunk, (size_t)n);
+    }
+    return gk_buf_steal(&b, NULL);
+}
+
+/* Signals to grantrun go to bwrap, whose death takes the whole pid
+ * namespace with it (--die-with-parent inside). */
+static volatile pid_t forward_to = -1;
+
+static void forward_signal(int sig)
+{
+    if (forward_to > 0)
+        kill(forward_to, sig);
+}
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+/* In the child: the five descriptors at their numbers, nothing else open,
+ * default signal dispositions, then the pinned bwrap. Never returns. */
+static void exec_bwrap(int bwrap_fd, const int fds[5], char **tail)
+{
+    int high[5], pinned = fcntl(bwrap_fd, F_DUPFD_CLOEXEC, 64);
+    for (int i = 0; i < 5; i++) {
+        high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64);
+        if (high[i] < 0)
+            _exit(GK_RUN_FAILED);
+    }
+    /* The five land on 3..7 (dup2 clears close-on-exec); the pinned bwrap
+     * on 8, closed by the exec itself; everything else goes. */
+    for (int i = 0; i < 5; i++)
+        if (dup2(high[i], FD_ARGS + i) < 0)
+            _exit(GK_RUN_FAILED);
+    if (pinned < 0 || dup2(pinned, FD_STATUS + 1) < 0 ||
+        fcntl(FD_STATUS + 1, F_SETFD, FD_CLOEXEC) < 0)
+        _exit(GK_RUN_FAILED);
+    if (syscall(SYS_close_range, FD_STATUS + 2, ~0U, 0) < 0)
+        for (int fd = FD_STATUS + 2; fd < 65536; fd++)
+            close(fd);
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+        signal(forwarded[i], SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* bwrap takes options from --args, the command from its own argv:
+     * tail is "bwrap --args 3 -- HELPER ... -- COMMAND...". */
+    char *const envp[] = {NULL};
+    syscall(SYS_execveat, FD_STATUS + 1, "", tail, envp, AT_EMPTY_PATH);
+    _exit(GK_RUN_FAILED);
+}
+
+/* Wait for the child, killing it at the deadline. Returns its wait status
+ * and sets *timed_out. */
+static int wait_child(pid_t pid, long timeout_ms, bool *timed_out)
+{
+    *timed_out = false;
+    int pidfd = timeout_ms > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+    if (pidfd >= 0) {
+        struct pollfd pfd = {pidfd, POLLIN, 0};
+        struct timespec start, now;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        for (;;) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+            if (spent >= timeout_ms) {
+                *timed_out = true;
+                kill(pid, SIGKILL);
+                break;
+            }
+            int r = poll(&pfd, 1, (int)(timeout_ms - spent));
+            if (r > 0)
+                break;
+            if (r < 0 && errno != EINTR)
+                break;
+        }
+        close(pidfd);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return st;
+}
+
+/* Remove what bwrap created on the host, deepest first, if still empty. */
+static void remove_placeholders(const gk_bwrap_plan *plan)
+{
+    for (size_t i = 0; i < plan->placeholders.n; i++) {
+        const char *p = plan->placeholders.v[i];
+        struct stat st;
+        if (lstat(p, &st) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            rmdir(p); /* fails, and stays, if something was put inside */
+        else if (S_ISREG(st.st_mode) && st.st_size == 0)
+            unlink(p);
+    }
+}
+
+static void describe(gk_buf *d, const gk_strvec *args, const char *ruleset)
+{
+    gk_buf_puts(d, "bwrap");
+    for (size_t i = 0; i < args->n; i++) {
+        gk_buf_puts(d, i ? "\n  " : "\n  ");
+        gk_buf_puts(d, args->v[i]);
+    }
+    gk_buf_puts(d, "\n# Landlock ruleset (helper input)\n");
+    gk_buf_puts(d, ruleset);
+}
+
+int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
+              gk_buf *described, gk_launch_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!p || !o || !o->argv || o->argc == 0 || !o->bwrap || !o->helper)
+        return -EINVAL;
+    if (p->ctx->target != GRANT_TARGET_HOST)
+        return -EINVAL; /* paths frozen for another machine */
+
+    /* 1. The gate decides before anything starts. */
+    grant_verdict *v = NULL;
+    int rc = grant_check_exec(p, (const char *const *)o->argv, o->argc, env_get(o->env, "PATH"),
+                              NULL, &v);
+    if (rc < 0)
+        return rc;
+    grant_answer answer = grant_verdict_answer(v);
+    if (answer != GRANT_ALLOWED) {
+        const char *rule = grant_verdict_rule(v), *origin = grant_verdict_origin(v);
+        if (answer == GRANT_NOT_FOUND)
+            fail(out, GK_RUN_NOT_FOUND,
+                 gk_printf("%s: the policy admits it, but no such program exists", o->argv[0]));
+        else
+            fail(out, GK_RUN_REFUSED,
+                 gk_printf("%s: refused by the policy: %s (%s)", o->argv[0], rule ? rule : "",
+                           origin ? origin : ""));
+        grant_verdict_free(v);
+        return 0;
+    }
+    grant_verdict_free(v);
+
+    /* 2. The envelope: the plan, the ruleset, the remounts. */
+    gk_projection *pr = gk_projection_build(p);
+    gk_launch_env le = {o->env, o->tty};
+    gk_emit_input in = {p, pr, "shell", &le};
+    gk_bwrap_plan plan;
+    gk_bwrap_plan_build(&in, notes, &plan);
+    gk_ll_ruleset rs;
+    gk_landlock_build(&in, notes, &rs);
+    gk_buf ll = {0};
+    gk_strvec noexec = {0}, args = {0};
+    int fds[5] = {-1, -1, -1, -1, -1}, bwrap_fd = -1, status_pipe[2] = {-1, -1};
+    char **tail = NULL; /* bwrap's own argv: "bwrap --args N -- ..." */
+    if (gk_landlock_helper_text(&rs, &ll) < 0) {
+        fail(out, GK_RUN_FAILED,
+             gk_strdup("a region's path holds a newline, which the Landlock helper cannot "
+                       "take: refusing to run without it"));
+        goto done;
+    }
+    noexec_mounts(pr, &plan, &noexec);
+
+    const char *helper_at = pr->fs_restricted ? HELPER_IN_ENVELOPE : o->helper;
+    for (size_t k = 0; k < plan.argv.n; k++) {
+        if (k == plan.insert_at && pr->fs_restricted) {
+            gk_strvec_push(&args, "--ro-bind");
+            gk_strvec_push(&args, o->helper);
+            gk_strvec_push(&args, HELPER_IN_ENVELOPE);
+        }
+        gk_strvec_push(&args, plan.argv.v[k]);
+    }
+    gk_strvec_push(&args, "--seccomp");
+    gk_strvec_push_take(&args, gk_printf("%d", FD_SECCOMP));
+    gk_strvec_push(&args, "--");
+    gk_strvec_push(&args, helper_at);
+    gk_strvec_push(&args, "--status-fd");
+    gk_strvec_push_take(&args, gk_printf("%d", FD_STATUS));
+    gk_strvec_push(&args, "--landlock-fd");
+    gk_strvec_push_take(&args, gk_printf("%d", FD_LANDLOCK));
+    gk_strvec_push(&args, "--seccomp-fd");
+    gk_strvec_push_take(&args, gk_printf("%d", FD_MOUNT_FILTER));
+    for (size_t i = 0; i < noexec.n; i++) {
+        gk_strvec_push(&args, "--noexec");
+        gk_strvec_push(&args, noexec.v[i]);
+    }
+    gk_strvec_push(&args, "--");
+    for (size_t i = 0; i < o->argc; i++)
+        gk_strvec_push(&args, o->argv[i]);
+
+    if (o->dry_run) {
+        if (described)
+            describe(described, &args, ll.data ? ll.data : "");
+        out->status = 0;
+        goto done;
+    }
+
+    /* 3. Descriptors, then bwrap. */
+    /* Options through the descriptor; from "--" on, bwrap's own argv. */
+    size_t dashes = 0;
+    while (dashes < args.n && strcmp(args.v[dashes], "--") != 0)
+        dashes++;
+    gk_buf packed = {0};
+    for (size_t i = 0; i < dashes; i++)
+        gk_buf_add(&packed, args.v[i], strlen(args.v[i]) + 1);
+    tail = gk_calloc(args.n - dashes + 4, sizeof(*tail));
+    size_t nt = 0;
+    tail[nt++] = (char *)"bwrap";
+    tail[nt++] = (char *)"--args";
+    tail[nt++] = gk_printf("%d", FD_ARGS);
+    for (size_t i = dashes; i < args.n; i++)
+        tail[nt++] = args.v[i];
+    fds[0] = memfd_with("grantkit-bwrap-args", packed.data, packed.len);
+    gk_buf_free(&packed);
+    fds[1] = gk_seccomp_main_fd(pr->net);
+    fds[2] = memfd_with("grantkit-landlock", ll.data, ll.len);
+    fds[3] = gk_seccomp_mount_fd();
+    for (int i = 0; i < 4; i++)
+        if (fds[i] < 0) {
+            fail(out, GK_RUN_FAILED,
+                 gk_printf("cannot prepare the envelope: %s", strerror(-fds[i])));
+            goto done;
+        }
+    if (pipe2(status_pipe, O_CLOEXEC) < 0) {
+        fail(out, GK_RUN_FAILED, gk_printf("cannot make the status pipe: %s", strerror(errno)));
+        goto done;
+    }
+    fds[4] = status_pipe[1];
+    bwrap_fd = open(o->bwrap, O_PATH | O_CLOEXEC);
+    if (bwrap_fd < 0) {
+        fail(out, GK_RUN_FAILED,
+             gk_printf("confinement unavailable: bubblewrap %s: %s", o->bwrap, strerror(errno)));
+        goto done;
+    }
+
+    struct sigaction sa = {0}, old[sizeof(forwarded) / sizeof(*forwarded)];
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+        sigaction(forwarded[i], &sa, &old[i]);
+    pid_t pid = fork();
+    if (pid == 0)
+        exec_bwrap(bwrap_fd, fds, tail);
+    if (pid < 0) {
+        fail(out, GK_RUN_FAILED, gk_printf("cannot fork: %s", strerror(errno)));
+    } else {
+        forward_to = pid;
+        close(status_pipe[1]);
+        status_pipe[1] = fds[4] = -1;
+        bool timed_out;
+        int st = wait_child(pid, o->timeout_ms, &timed_out);
+        forward_to = -1;
+        gk_autofree char *report = drain(status_pipe[0]);
+        bool started = gk_has_prefix(report, "started\n");
+        const char *after = started ? report + 8 : report;
+        size_t line = strcspn(after, "\n");
+        if (timed_out) {
+            fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
+        } else if (!started) {
+            fail(out, GK_RUN_FAILED,
+                 gk_printf("confinement unavailable: bubblewrap could not set up the envelope "
+                           "(%s %d)",
+                           WIFEXITED(st) ? "exit status" : "signal",
+                           WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st)));
+        } else if (gk_has_prefix(after, "setup ")) {
+            fail(out, GK_RUN_FAILED,
+                 gk_printf("confinement failed, nothing ran: %.*s", (int)line - 6, after + 6));
+        } else if (gk_has_prefix(after, "exec ")) {
+            int err = atoi(after + 5);
+            const char *why = strchr(after + 5, ' ');
+            fail(out, err == ENOENT ? GK_RUN_NOT_FOUND : GK_RUN_REFUSED,
+                 gk_printf("cannot execute%.*s", why ? (int)(line - (size_t)(why - after)) : 0,
+                           why ? why : ""));
+        } else {
+            out->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+    }
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+        sigaction(forwarded[i], &old[i], NULL);
+    remove_placeholders(&plan);
+
+done:
+    if (tail) {
+        free(tail[2]);
+        free(tail);
+    }
+    for (int i = 0; i < 5; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (status_pipe[0] >= 0)
+        close(status_pipe[0]);
+    if (bwrap_fd >= 0)
+        close(bwrap_fd);
+    gk_strvec_free(&args);
+    gk_strvec_free(&noexec);
+    gk_buf_free(&ll);
+    gk_landlock_free(&rs);
+    gk_bwrap_plan_free(&plan);
+    gk_projection_free(pr);
+    return 0;
+}

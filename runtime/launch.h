@@ -1,0 +1,51 @@
+/* launch.h - run one command in the Linux envelope (backends.md): the
+ * gate first, then bwrap with the policy's plan, the seccomp filters and
+ * grantkit-helper applying the Landlock ruleset; wait, relay the status,
+ * remove the placeholders bwrap made (grantrun --isolate none, cli.md).
+ *
+ * Ownership: a gk_launch_result owns its message (gk_launch_result_clear).
+ */
+#ifndef GK_LAUNCH_H
+#define GK_LAUNCH_H
+
+#include "grant/grant.h"
+#include "util.h"
+
+/* grantrun's exit statuses (cli.md). */
+enum {
+    GK_RUN_TIMEOUT = 124,
+    GK_RUN_FAILED = 125,   /* usage, policy, confinement unavailable, host error */
+    GK_RUN_REFUSED = 126,  /* the gate denied it, or it cannot be executed */
+    GK_RUN_NOT_FOUND = 127,
+};
+
+typedef struct gk_launch_opts {
+    char *const *argv;        /* the command, argv[0] as given */
+    size_t argc;
+    const char *const *env;   /* its environment, NAME=VALUE, NULL-terminated */
+    bool tty;                 /* keep the controlling terminal */
+    const char *bwrap;        /* absolute path of the bubblewrap to pin */
+    const char *helper;       /* absolute path of grantkit-helper */
+    long timeout_ms;          /* 0: none; then the envelope is killed: 124 */
+    bool dry_run;             /* describe, do not run */
+} gk_launch_opts;
+
+typedef struct gk_launch_result {
+    int status;     /* grantrun's exit status */
+    char *message;  /* why grantrun itself decided (124-127 from the gate or
+                     * setup), or NULL when the status is the command's */
+} gk_launch_result;
+
+/* Run (or with dry_run, write to `described` what would run: the bwrap
+ * argv one argument per line, then the helper's Landlock ruleset). The
+ * policy must be compiled for this host. Returns 0 with *out filled, or
+ * -errno for a usage error (nothing ran). */
+GK_HIDDEN int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
+                        gk_buf *described, gk_launch_result *out);
+GK_HIDDEN void gk_launch_result_clear(gk_launch_result *r);
+
+/* The first executable `name` on the absolute entries of path_env, or
+ * NULL. Caller frees. */
+GK_HIDDEN char *gk_launch_find_program(const char *name, const char *path_env);
+
+#endif

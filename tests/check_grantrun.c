@@ -1,0 +1,205 @@
+/* check_grantrun.c - grantrun, the real binary, running real commands in
+ * the real envelope (bwrap, seccomp, grantkit-helper with Landlock and
+ * noexec remounts) on this kernel.
+ *
+ * One policy (written into a scratch project under /var/tmp, which is the
+ * command's cwd: bwrap's /tmp is private) and a table of runs: each row is
+ * grantrun's arguments, the exit status and what stdout and stderr must
+ * hold. Then what a table cannot say: the placeholder a mask needed is
+ * gone after the run, and a file written in the project reached the host.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *project;  /* the command's cwd (write cwd:) */
+static char *policy;   /* the policy file */
+
+static const char policy_text[] =
+    "grant t {\n"
+    "    exec {\n"
+    "        allow cat env true false ls sleep touch gk-missing-tool;\n"
+    "        deny bash;\n"
+    "    }\n"
+    "    fs {\n"
+    "        read /usr /etc;\n"
+    "        write cwd:;\n"
+    "        deny /etc/shadow cwd:/absent-secret;\n"
+    "    }\n"
+    "    net deny;\n"
+    "}\n";
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    ck_assert_int_eq(fchmod(fd, mode), 0);
+    close(fd);
+}
+
+static void setup(void)
+{
+    char tmpl[] = "/var/tmp/gk-grantrun-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    project = gk_printf("%s/project", tmpl);
+    ck_assert_int_eq(mkdir(project, 0755), 0);
+    policy = gk_printf("%s/t.grant", tmpl);
+    write_file(policy, policy_text, 0644);
+    gk_autofree char *hello = gk_printf("%s/hello.txt", project);
+    write_file(hello, "hello from the project\n", 0644);
+    /* A program written where the command may write: noexec must stop it. */
+    size_t len = 0;
+    char *prog = gk_test_read("/usr/bin/true", &len);
+    ck_assert_ptr_nonnull(prog);
+    gk_autofree char *dst = gk_printf("%s/written-prog", project);
+    int fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, prog, len), (ssize_t)len);
+    close(fd);
+    free(prog);
+    ck_assert_int_eq(chdir(project), 0);
+    gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
+    ck_assert_int_eq(setenv("GRANTKIT_HELPER", helper, 1), 0);
+    ck_assert_int_eq(setenv("GK_TEST_SECRET_VAR", "leak", 1), 0);
+}
+
+static void teardown(void)
+{
+    gk_autofree char *dir = gk_strndup(policy, strrchr(policy, '/') - policy);
+    gk_autofree char *cmd = gk_printf("rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(project);
+    free(policy);
+}
+
+/* grantrun ARGS (NULL-terminated; "@P" is the policy file). */
+static int grantrun(const char *const *args, char **out, char **err)
+{
+    gk_strvec v = {0};
+    gk_strvec_push_take(&v, gk_printf("%s/grantrun", gk_test_builddir()));
+    for (size_t i = 0; args[i]; i++)
+        gk_strvec_push(&v, strcmp(args[i], "@P") == 0 ? policy : args[i]);
+    gk_strvec_push_take(&v, NULL);
+    int st = gk_test_run(v.v, NULL, out, err);
+    gk_strvec_free(&v);
+    return st;
+}
+
+typedef struct row {
+    const char *what;
+    const char *args[12];
+    int status;
+    const char *out; /* substring of stdout, NULL: anything */
+    const char *err; /* substring of stderr, NULL: anything */
+    const char *not_out; /* must not be in stdout */
+} row;
+
+static const row rows[] = {
+    {"an admitted program reads the project", {"-p", "@P", "--", "cat", "hello.txt"}, 0,
+     "hello from the project", NULL, NULL},
+    {"the command's status is relayed", {"-p", "@P", "--", "false"}, 1, NULL, NULL, NULL},
+    {"a denied file is masked", {"-p", "@P", "--", "cat", "/etc/shadow"}, 1, NULL,
+     "Permission denied", NULL},
+    {"what no region grants is not there", {"-p", "@P", "--", "ls", "/root"}, 2, NULL,
+     "No such file", NULL},
+    {"a program written in a writable region cannot run (noexec)",
+     {"-p", "@P", "--", "env", "./written-prog"}, 126, NULL, "Permission denied", NULL},
+    {"a program the stack does not admit cannot run (Landlock)",
+     {"-p", "@P", "--", "env", "id"}, 126, NULL, "Permission denied", NULL},
+    {"writing outside the writable regions fails",
+     {"-p", "@P", "--", "touch", "/var/tmp/gk-grantrun-outside"}, 1, NULL, NULL, NULL},
+    {"the gate refuses a vetoed program before anything starts",
+     {"-p", "@P", "--", "bash", "-c", "true"}, 126, NULL, "refused by the policy: deny bash",
+     NULL},
+    {"the gate refuses an unlisted program", {"-p", "@P", "--", "id"}, 126, NULL,
+     "refused by the policy", NULL},
+    {"admitted but missing", {"-p", "@P", "--", "gk-missing-tool"}, 127, NULL,
+     "no such program", NULL},
+    {"timeout kills the envelope", {"-p", "@P", "--timeout", "300ms", "--", "sleep", "5"}, 124,
+     NULL, "timed out", NULL},
+    {"the default environment is minimal", {"-p", "@P", "--", "env"}, 0, "PATH=", NULL,
+     "GK_TEST_SECRET_VAR"},
+    {"--env sets a variable", {"-p", "@P", "--env", "FOO=bar", "--", "env"}, 0, "FOO=bar", NULL,
+     "GK_TEST_SECRET_VAR"},
+    {"--keep-env keeps grantrun's environment", {"-p", "@P", "--keep-env", "--", "env"}, 0,
+     "GK_TEST_SECRET_VAR=leak", NULL, NULL},
+    {"--dry-run describes and runs nothing", {"-p", "@P", "--dry-run", "--", "true"}, 0,
+     "--seccomp", NULL, NULL},
+    {"--dry-run shows the Landlock ruleset", {"-p", "@P", "--dry-run", "--", "true"}, 0,
+     "grantkit-landlock 1\n", NULL, NULL},
+    {"no bubblewrap: fail closed", {"-p", "@P", "--bwrap", "/nonexistent/bwrap", "--", "true"},
+     125, NULL, "confinement unavailable", NULL},
+    {"an option of the frame protocol is refused, not ignored",
+     {"-p", "@P", "--memory", "1G", "--", "true"}, 125, NULL, "not available", NULL},
+    {"--isolate process is refused", {"-p", "@P", "--isolate", "process", "--", "true"}, 125,
+     NULL, "not available", NULL},
+    {"no policy", {"--", "true"}, 125, NULL, "missing -p FILE", NULL},
+    {"no command", {"-p", "@P"}, 125, NULL, "missing the command", NULL},
+    {"a policy for another machine is refused",
+     {"--target", "linux", "-p", "@P", "--", "true"}, 125, NULL, "compile for this host", NULL},
+};
+
+START_TEST(run_table)
+{
+    const row *r = &rows[_i];
+    char *out = NULL, *err = NULL;
+    int st = grantrun(r->args, &out, &err);
+    ck_assert_msg(st == r->status, "%s: status %d, want %d\nstdout: %s\nstderr: %s", r->what, st,
+                  r->status, out, err);
+    if (r->out)
+        ck_assert_msg(strstr(out, r->out), "%s: stdout lacks '%s':\n%s", r->what, r->out, out);
+    if (r->err)
+        ck_assert_msg(strstr(err, r->err), "%s: stderr lacks '%s':\n%s", r->what, r->err, err);
+    if (r->not_out)
+        ck_assert_msg(!strstr(out, r->not_out), "%s: stdout has '%s':\n%s", r->what, r->not_out,
+                      out);
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(writes_reach_the_host_and_placeholders_do_not_stay)
+{
+    /* deny cwd:/absent-secret needs a mask on a name that does not exist:
+     * bwrap creates it on the host as a mountpoint, grantrun removes it. */
+    gk_autofree char *absent = gk_printf("%s/absent-secret", project);
+    gk_autofree char *made = gk_printf("%s/made-inside", project);
+    const char *args[] = {"-p", "@P", "--", "touch", "made-inside", NULL};
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(grantrun(args, &out, &err), 0);
+    ck_assert_int_eq(access(made, F_OK), 0);
+    ck_assert_msg(access(absent, F_OK) < 0 && errno == ENOENT, "placeholder %s stayed", absent);
+    free(out);
+    free(err);
+    /* The command could not create the denied name either. */
+    const char *args2[] = {"-p", "@P", "--", "touch", "absent-secret", NULL};
+    ck_assert_int_ne(grantrun(args2, &out, &err), 0);
+    ck_assert_msg(access(absent, F_OK) < 0, "the command created %s", absent);
+    free(out);
+    free(err);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("grantrun");
+    TCase *t = tcase_create("runs");
+    tcase_set_timeout(t, 60);
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_loop_test(t, run_table, 0, (int)(sizeof(rows) / sizeof(*rows)));
+    tcase_add_test(t, writes_reach_the_host_and_placeholders_do_not_stay);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return gk_test_main(suite());
+}
