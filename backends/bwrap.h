@@ -86,6 +86,9 @@ typedef struct gk_ll_ruleset {
 } gk_ll_ruleset;
 
 GK_HIDDEN void gk_landlock_build(const gk_emit_input *in, grant_diags *notes, gk_ll_ruleset *out);
+/* The same from a plan already built for in (a launcher has one). */
+GK_HIDDEN void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *plan,
+                                      grant_diags *notes, gk_ll_ruleset *out);
 GK_HIDDEN void gk_landlock_free(gk_ll_ruleset *rs);
 /* The ruleset in grantkit-helper's input format (runtime/helper.c);
  * -EINVAL for a path holding a newline, which that format cannot carry. */

@@ -280,7 +280,8 @@ static void mount_rules(ruleset *rs, const gk_bwrap_plan *plan, bool offline, bo
     }
 }
 
-void gk_landlock_build(const gk_emit_input *in, grant_diags *notes, gk_ll_ruleset *out)
+void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *given,
+                            grant_diags *notes, gk_ll_ruleset *out)
 {
     const gk_projection *pr = in->proj;
     bool offline = gk_target_is_offline(in->policy->ctx);
@@ -307,15 +308,18 @@ void gk_landlock_build(const gk_emit_input *in, grant_diags *notes, gk_ll_rulese
                      "refuse it)",
                      abi);
 
-    grant_diags *scratch = grant_diags_new(); /* the bwrap notes are bwrap's */
-    gk_bwrap_plan plan;
-    gk_bwrap_plan_build(in, scratch, &plan);
-    grant_diags_free(scratch);
+    gk_bwrap_plan own;
+    if (!given) {
+        grant_diags *scratch = grant_diags_new(); /* the bwrap notes are bwrap's */
+        gk_bwrap_plan_build(in, scratch, &own);
+        grant_diags_free(scratch);
+    }
+    const gk_bwrap_plan *plan = given ? given : &own;
 
     ruleset rs = {0};
     rs.abi = abi;
     rs.handled = handled;
-    mount_rules(&rs, &plan, offline, !pr->exec_restricted);
+    mount_rules(&rs, plan, offline, !pr->exec_restricted);
     merge(&rs);
 
     /* EXECUTE on the admits and the interpreter. */
@@ -332,7 +336,7 @@ void gk_landlock_build(const gk_emit_input *in, grant_diags *notes, gk_ll_rulese
         for (size_t i = 0; i < exe.n; i++) {
             const char *a = exe.v[i];
             /* Only what the sandbox shows can be run at all. */
-            gk_autofree char *seen = through_links(&plan, a);
+            gk_autofree char *seen = through_links(plan, a);
             ruleset sorted = {.v = rs.v, .n = mounted, .cap = rs.cap};
             if (!covering(&sorted, seen, LL_READ_FILE))
                 continue;
@@ -408,8 +412,14 @@ void gk_landlock_build(const gk_emit_input *in, grant_diags *notes, gk_ll_rulese
         rs.v[w++].access = a;
     }
     rs.n = w;
-    gk_bwrap_plan_free(&plan);
+    if (!given)
+        gk_bwrap_plan_free(&own);
     *out = rs;
+}
+
+void gk_landlock_build(const gk_emit_input *in, grant_diags *notes, gk_ll_ruleset *out)
+{
+    gk_landlock_build_from(in, NULL, notes, out);
 }
 
 void gk_landlock_free(gk_ll_ruleset *rs)

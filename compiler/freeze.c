@@ -16,6 +16,7 @@
  * accepted only once the target is windows.
  */
 #include "freeze.h"
+#include "pathmap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -507,7 +508,7 @@ static char *read_link(const char *path)
  * the rest is appended lexically, so a dangling link is still followed to
  * where a create through it would land. Below /proc nothing is resolved
  * (see there). NULL after GK_MAX_SYMLINKS links. */
-static char *resolve_host(const char *lexical)
+static char *resolve_host(const char *lexical, gk_resolve_cache *cache)
 {
     gk_buf out = {0};           /* resolved so far; "" is the root */
     char *rest = gk_strdup(lexical);
@@ -553,11 +554,19 @@ static char *resolve_host(const char *lexical)
         /* One readlink per component, as glibc's realpath: EINVAL means
          * it exists and is no link; any other error, missing. A link costs
          * one system call, not two, and readlink is cheaper than lstat. */
+        if (cache && gk_pathmap_find(&cache->known, out.data, out.len,
+                                     gk_fnv(out.data, out.len)) >= 0)
+            continue; /* seen in this scan: exists, no link */
         char lbuf[1024];
         ssize_t ln = readlink(out.data, lbuf, sizeof(lbuf));
         if (ln < 0) {
             if (errno != EINVAL)
                 missing = true;
+            else if (cache) {
+                char *known = gk_strdup(out.data);
+                gk_strvec_push_take(&cache->owned, known);
+                gk_pathmap_intern(&cache->known, known, out.len);
+            }
             continue;
         }
         if (++links > GK_MAX_SYMLINKS) {
@@ -589,7 +598,18 @@ static char *resolve_host(const char *lexical)
 
 char *gk_resolve_host(const char *abs)
 {
-    return abs && abs[0] == '/' ? resolve_host(abs) : NULL;
+    return abs && abs[0] == '/' ? resolve_host(abs, NULL) : NULL;
+}
+
+char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache)
+{
+    return abs && abs[0] == '/' ? resolve_host(abs, cache) : NULL;
+}
+
+void gk_resolve_cache_free(gk_resolve_cache *cache)
+{
+    gk_pathmap_clear(&cache->known);
+    gk_strvec_free(&cache->owned);
 }
 
 /* macOS: /tmp, /var and /etc are symlinks into /private; a profile for a
@@ -605,7 +625,7 @@ char *gk_canonicalize(const grant_context *ctx, const char *lexical)
     case GRANT_TARGET_HOST:
         if (lexical[0] != '/')
             return NULL;
-        return resolve_host(lexical);
+        return resolve_host(lexical, NULL);
     case GRANT_TARGET_MACOS:
         /* Case is kept: APFS volumes may be case-sensitive, and Seatbelt
          * compares the bytes of the path it is given. */

@@ -14,6 +14,7 @@
 #define GK_FREEZE_H
 
 #include "diag.h"
+#include "pathmap.h"
 
 enum gk_xdg { GK_XDG_CONFIG, GK_XDG_DATA, GK_XDG_CACHE, GK_XDG_STATE, GK_XDG_BIN, GK_XDG_COUNT };
 
@@ -71,6 +72,16 @@ GK_HIDDEN char *gk_lex_normalize(const char *abs);
  * before a following '..', '..' at the root stays there, the missing tail
  * appended lexically. NULL on a symlink loop. For queries (the gate). */
 GK_HIDDEN char *gk_resolve_host(const char *abs);
+/* The same, remembering which paths exist and are no symlinks, for a scan
+ * that resolves many paths under the same directories at one moment (a
+ * PATH listing). The cache owns copies of its paths; free it when the scan
+ * ends (the filesystem may change after). */
+typedef struct gk_resolve_cache {
+    gk_pathmap known;
+    gk_strvec owned;
+} gk_resolve_cache;
+GK_HIDDEN char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache);
+GK_HIDDEN void gk_resolve_cache_free(gk_resolve_cache *cache);
 
 /* Step 3 on its own, for a lexically normal absolute path. */
 GK_HIDDEN char *gk_canonicalize(const grant_context *ctx, const char *lexical);

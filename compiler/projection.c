@@ -207,35 +207,82 @@ static void veto_matches_on_path(gk_projection *pr, const grant_policy *p)
                (p->stack.v[i]->exec.veto_match.n > 0 || p->stack.v[i]->exec.veto_names.n > 0);
     if (!any || ctx->target != GRANT_TARGET_HOST || !ctx->path)
         return;
+    /* Thousands of entries under a dozen directories: resolve each
+     * directory once, remember what is no link while following links, and
+     * list a directory PATH names twice (/bin and /usr/bin on a merged
+     * /usr) once: its entries' canonical files are the same. */
+    gk_resolve_cache cache = {0};
+    typedef struct listing {
+        char *real;
+        gk_strvec names, canon; /* canon[i] "" when names[i] resolves nowhere */
+    } listing;
+    listing *seen = NULL;
+    size_t nseen = 0, capseen = 0;
     char *list = gk_strdup(ctx->path), *save = NULL;
     for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
         if (d[0] != '/')
             continue;
-        DIR *dir = opendir(d);
-        if (!dir)
+        char *d_real = gk_resolve_host_cached(d, &cache);
+        if (!d_real)
             continue;
-        struct dirent *e;
-        while ((e = readdir(dir))) {
-            if (e->d_name[0] == '.')
+        listing *l = NULL;
+        for (size_t k = 0; k < nseen && !l; k++)
+            if (strcmp(seen[k].real, d_real) == 0)
+                l = &seen[k];
+        if (l) {
+            free(d_real);
+        } else {
+            DIR *dir = opendir(d);
+            if (!dir) {
+                free(d_real);
                 continue;
-            char *w = gk_path_join(d, e->d_name);
-            /* Only a link can have another name behind it (rbash -> bash). */
-            char *c = e->d_type == DT_LNK || e->d_type == DT_UNKNOWN ? canonical_of(ctx, w)
-                                                                     : gk_strdup(w);
-            grant_exec_query q = {e->d_name, w, c, NULL};
-            bool hit = false;
-            for (size_t i = 0; i < p->stack.n && !hit; i++)
-                hit = gk_frame_vetoes(p->stack.v[i], &q);
-            if (hit) {
-                take_both(&pr->exec_veto, w, c);
-            } else {
-                free(c);
-                free(w);
             }
+            listing fresh = {d_real, {0}, {0}};
+            struct dirent *e;
+            while ((e = readdir(dir))) {
+                if (e->d_name[0] == '.')
+                    continue;
+                /* Only a link can have another name behind it (rbash -> bash). */
+                char *c;
+                if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+                    gk_autofree char *w = gk_path_join(d, e->d_name);
+                    struct stat st;
+                    c = gk_resolve_host_cached(w, &cache);
+                    if (c && stat(c, &st) != 0) {
+                        free(c);
+                        c = NULL;
+                    }
+                } else {
+                    c = gk_path_join(d_real, e->d_name);
+                }
+                gk_strvec_push(&fresh.names, e->d_name);
+                gk_strvec_push_take(&fresh.canon, c ? c : gk_strdup(""));
+            }
+            closedir(dir);
+            GK_VEC_PUSH(seen, nseen, capseen, fresh);
+            l = &seen[nseen - 1];
         }
-        closedir(dir);
+        for (size_t i = 0; i < l->names.n; i++) {
+            const char *name = l->names.v[i], *c = l->canon.v[i][0] ? l->canon.v[i] : NULL;
+            char *w = gk_path_join(d, name);
+            grant_exec_query q = {name, w, c, NULL};
+            bool hit = false;
+            for (size_t k = 0; k < p->stack.n && !hit; k++)
+                hit = gk_frame_vetoes(p->stack.v[k], &q);
+            if (hit)
+                take_both(&pr->exec_veto, w, c ? gk_strdup(c) : NULL);
+            else
+                free(w);
+        }
     }
+    for (size_t k = 0; k < nseen; k++) {
+        free(seen[k].real);
+        gk_strvec_free(&seen[k].names);
+        gk_strvec_free(&seen[k].canon);
+    }
+    free(seen);
     free(list);
+    gk_resolve_cache_free(&cache);
 }
 
 /* Keys borrowed from the frames, sorted and unique. */

@@ -57,6 +57,9 @@
 #define SYS_landlock_add_rule 445
 #define SYS_landlock_restrict_self 446
 #endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 #ifndef SYS_capset
 #define SYS_capset 126
 #endif
@@ -339,8 +342,12 @@ int main(int argc, char **argv)
     if (seccomp_fd >= 0)
         load_seccomp(seccomp_fd);
     /* Only 0-2 reach the command (the status pipe closes on exec). */
-    for (int fd = 3; fd < 1024; fd++)
-        if (fd != status_fd)
+    int keep = status_fd >= 3 ? status_fd : 3;
+    if (keep > 3 && syscall(SYS_close_range, 3U, (unsigned)keep - 1, 0) < 0)
+        for (int fd = 3; fd < keep; fd++)
+            close(fd);
+    if (syscall(SYS_close_range, (unsigned)keep + (status_fd >= 3), ~0U, 0) < 0)
+        for (int fd = keep + (status_fd >= 3); fd < 65536; fd++)
             close(fd);
     execvp(command[0], command);
     int err = errno;

@@ -296,7 +296,7 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     gk_bwrap_plan plan;
     gk_bwrap_plan_build(&in, notes, &plan);
     gk_ll_ruleset rs;
-    gk_landlock_build(&in, notes, &rs);
+    gk_landlock_build_from(&in, &plan, notes, &rs);
     gk_buf ll = {0};
     gk_strvec noexec = {0}, args = {0};
     int fds[5] = {-1, -1, -1, -1, -1}, bwrap_fd = -1, status_pipe[2] = {-1, -1};
