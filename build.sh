@@ -2,7 +2,8 @@
 # build.sh - set up, build and exercise grantkit on a Debian machine.
 #
 #   ./build.sh          install missing build packages (as root), configure,
-#                       build, then compile a bundled policy and print its IR
+#                       build, then compile a bundled policy, print its IR,
+#                       and run a command confined by it with grantrun
 #   ./build.sh check    all of the above, then the whole test suite, and the
 #                       front-end and compile suites again under valgrind
 #   ./build.sh fuzz     build, then `make fuzz` (libFuzzer targets, clang)
@@ -17,7 +18,7 @@ mode=${1:-build}
 case $mode in
 build | check | fuzz | bench) ;;
 -h | --help)
-    sed -n '2,11s/^# \{0,1\}//p' "$0"
+    sed -n '2,12s/^# \{0,1\}//p' "$0"
     exit 0
     ;;
 *)
@@ -73,6 +74,10 @@ case $mode in
 build)
     say "./grantc compile --pretty policies/base/reasonable.grant"
     ./grantc compile --pretty policies/base/reasonable.grant
+    # The helper is not installed yet: use the build tree's.
+    export GRANTKIT_HELPER="$PWD/runtime/grantkit-helper"
+    say "./grantrun -p policies/base/reasonable.grant -- ls policies/base"
+    ./grantrun -p policies/base/reasonable.grant -- ls policies/base
     ;;
 check)
     say "make check"
