@@ -39,67 +39,12 @@
 
 #include "grant/grant.h"
 #include "backend.h"
+#include "timing.h"
 #include "gen_policy.h"
 #include "projection.h"
 
 #define BENCH_DEFAULT_SEED UINT64_C(0x6772616e746b6974) /* "grantkit" */
 #define BENCH_TARGET_MS 5.0
-
-typedef int (*bench_fn)(void *arg);
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef struct timing {
-    double median_ms, min_ms;
-    size_t runs;
-} timing;
-
-/* Repeated runs of fn within budget seconds (at least 5), after one
- * warm-up run; fn's failure is returned. */
-static int measure(bench_fn fn, void *arg, double budget, timing *t)
-{
-    int rc = fn(arg);
-    if (rc != 0)
-        return rc;
-    size_t n = 0, cap = 1024;
-    double *s = malloc(cap * sizeof(*s)), total = 0;
-    if (!s)
-        abort();
-    while (total < budget || n < 5) {
-        double a = now_seconds();
-        rc = fn(arg);
-        double b = now_seconds();
-        if (rc != 0) {
-            free(s);
-            return rc;
-        }
-        if (n == cap) {
-            cap *= 2;
-            s = realloc(s, cap * sizeof(*s));
-            if (!s)
-                abort();
-        }
-        s[n++] = b - a;
-        total += b - a;
-    }
-    qsort(s, n, sizeof(*s), cmp_double);
-    t->median_ms = (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2) * 1e3;
-    t->min_ms = s[0] * 1e3;
-    t->runs = n;
-    free(s);
-    return 0;
-}
 
 typedef struct emit_job {
     const grant_policy *p;
@@ -229,7 +174,7 @@ static double run_cold(const char *dir, const char *top, double seconds)
         double sample = 0;
         for (size_t t = 0; t < NTARGETS; t++) {
             grant_policy *p = compile(targets[t].target, dir, top);
-            double a = now_seconds();
+            double a = bench_now();
             for (size_t i = 0; i < NBACKENDS; i++) {
                 if (backends[i].target != (int)t)
                     continue;
@@ -240,7 +185,7 @@ static double run_cold(const char *dir, const char *top, double seconds)
                     return -1;
                 }
             }
-            sample += now_seconds() - a;
+            sample += bench_now() - a;
             grant_policy_free(p);
         }
         if (n == cap) {
@@ -252,7 +197,7 @@ static double run_cold(const char *dir, const char *top, double seconds)
         s[n++] = sample;
         total += sample;
     }
-    qsort(s, n, sizeof(*s), cmp_double);
+    qsort(s, n, sizeof(*s), bench_cmp_double);
     double median = (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2) * 1e3;
     free(s);
     return median;
@@ -284,7 +229,7 @@ static double run_all(grant_policy *const *pols, const char *const *labels, doub
         if (!pols[t])
             continue;
         timing tm = {0};
-        measure(run_projection, pols[t], seconds, &tm);
+        bench_measure(run_projection, pols[t], seconds, &tm);
         proj_ms[t] = tm.median_ms;
         row(labels[t], "projection", &tm, tm.median_ms, 0);
         render_total += tm.median_ms;
@@ -297,7 +242,7 @@ static double run_all(grant_policy *const *pols, const char *const *labels, doub
         timing tm = {0};
         char what[64];
         snprintf(what, sizeof(what), "grant_emit %s", backends[i].name);
-        int rc = measure(run_emit, &job, seconds, &tm);
+        int rc = bench_measure(run_emit, &job, seconds, &tm);
         if (rc != 0) {
             failed(labels[t], what, rc);
             all = false;
@@ -317,7 +262,7 @@ static double run_all(grant_policy *const *pols, const char *const *labels, doub
         timing tm = {0};
         char what[64];
         snprintf(what, sizeof(what), "render %s", backends[i].name);
-        int rc = measure(run_render, &job, seconds, &tm);
+        int rc = bench_measure(run_render, &job, seconds, &tm);
         gk_projection_free(pr);
         if (rc != 0) {
             failed(labels[t], what, rc);

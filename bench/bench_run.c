@@ -33,20 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
+
 extern char **environ;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Run argv with stdout and stderr to /dev/null; its exit status. */
 static int run(char *const argv[])
@@ -67,43 +56,9 @@ static int run(char *const argv[])
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-typedef struct timing {
-    double median_ms, min_ms;
-    size_t runs;
-} timing;
-
-static int measure(char *const argv[], double budget, timing *t)
+static int run_case(void *argv)
 {
-    int rc = run(argv); /* warm-up; must succeed */
-    if (rc != 0)
-        return rc;
-    size_t n = 0, cap = 256;
-    double *s = malloc(cap * sizeof(*s)), total = 0;
-    if (!s)
-        abort();
-    while (total < budget || n < 5) {
-        double a = now();
-        rc = run(argv);
-        double b = now();
-        if (rc != 0) {
-            free(s);
-            return rc;
-        }
-        if (n == cap) {
-            cap *= 2;
-            s = realloc(s, cap * sizeof(*s));
-            if (!s)
-                abort();
-        }
-        s[n++] = b - a;
-        total += b - a;
-    }
-    qsort(s, n, sizeof(*s), cmp_double);
-    t->median_ms = (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2) * 1e3;
-    t->min_ms = s[0] * 1e3;
-    t->runs = n;
-    free(s);
-    return 0;
+    return run(argv);
 }
 
 int main(int argc, char **argv)
@@ -189,7 +144,7 @@ int main(int argc, char **argv)
     int status = 0;
     for (size_t i = 0; i < 5; i++) {
         timing t = {0};
-        int rc = measure(cases[i], seconds, &t);
+        int rc = bench_measure(run_case, (void *)cases[i], seconds, &t);
         if (rc != 0) {
             printf("%-14s %10s %10s %6s %12s  (exit %d)\n", names[i], "-", "-", "-", "-", rc);
             status = 1;

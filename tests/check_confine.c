@@ -255,15 +255,6 @@ typedef struct envelope {
     char *helper;
 } envelope;
 
-static void write_file(const char *path, const char *text, mode_t mode)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    ck_assert_int_eq(fchmod(fd, mode), 0);
-    close(fd);
-}
-
 static void copy_file(const char *from, const char *to, mode_t mode)
 {
     size_t len = 0;
@@ -286,9 +277,9 @@ static envelope envelope_new(void)
     e.w = gk_printf("%s/w", e.base);
     e.secret = gk_printf("%s/secret.txt", e.base);
     ck_assert_int_eq(mkdir(e.w, 0755), 0);
-    write_file(e.secret, "secret\n", 0644);
+    gk_test_write(e.secret, "secret\n", 0644);
     copy_file("/usr/bin/true", gk_printf("%s/w/prog", e.base), 0755);
-    write_file(gk_printf("%s/w/data", e.base), "not a program\n", 0644);
+    gk_test_write(gk_printf("%s/w/data", e.base), "not a program\n", 0644);
     e.helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
     ck_assert_msg(access(e.helper, X_OK) == 0, "no helper at %s", e.helper);
     ck_assert_msg(access(BWRAP, X_OK) == 0, "bwrap is required at " BWRAP);

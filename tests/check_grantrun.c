@@ -35,15 +35,6 @@ static const char policy_text[] =
     "    net deny;\n"
     "}\n";
 
-static void write_file(const char *path, const char *text, mode_t mode)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    ck_assert_int_eq(fchmod(fd, mode), 0);
-    close(fd);
-}
-
 static void setup(void)
 {
     char tmpl[] = "/var/tmp/gk-grantrun-XXXXXX";
@@ -51,9 +42,9 @@ static void setup(void)
     project = gk_printf("%s/project", tmpl);
     ck_assert_int_eq(mkdir(project, 0755), 0);
     policy = gk_printf("%s/t.grant", tmpl);
-    write_file(policy, policy_text, 0644);
+    gk_test_write(policy, policy_text, 0644);
     gk_autofree char *hello = gk_printf("%s/hello.txt", project);
-    write_file(hello, "hello from the project\n", 0644);
+    gk_test_write(hello, "hello from the project\n", 0644);
     /* A program written where the command may write: noexec must stop it. */
     size_t len = 0;
     char *prog = gk_test_read("/usr/bin/true", &len);

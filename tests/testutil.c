@@ -185,3 +185,13 @@ int gk_test_main(Suite *s)
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+void gk_test_write(const char *path, const char *text, unsigned mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode);
+    ck_assert_msg(fd >= 0, "cannot create %s: %s", path, strerror(errno));
+    size_t len = strlen(text);
+    ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
+    ck_assert_int_eq(fchmod(fd, (mode_t)mode), 0);
+    close(fd);
+}

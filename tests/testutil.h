@@ -17,6 +17,9 @@ const char *gk_test_builddir(void);
 char *gk_test_path(const char *rel);
 /* Whole file (NULL if unreadable). */
 char *gk_test_read(const char *path, size_t *len);
+/* Write text to path with mode (created or truncated); fails the test on
+ * any error. */
+void gk_test_write(const char *path, const char *text, unsigned mode);
 /* Every file below dir (recursive) whose name ends in suffix, sorted. */
 gk_strvec gk_test_files(const char *dir, const char *suffix);
 /* The fixed offline context of the golden tests: --target linux,
