@@ -824,7 +824,8 @@ static bool any_subcommands(const grant_policy *p)
     return false;
 }
 
-void gk_bwrap_plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_plan *out)
+static void plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_plan *out,
+                       bool with_masks)
 {
     memset(out, 0, sizeof(*out));
     builder b = {0};
@@ -897,12 +898,12 @@ void gk_bwrap_plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_p
     gk_strvec_sort_unique(&ro);
     readonly_mounts(&b, &ro, &absent_ro);
 
-    /* 3. Masks. */
-    for (size_t i = 0; i < pr->deny.n; i++)
+    /* 3. Masks (they change no mount: a mounts-only plan skips them). */
+    for (size_t i = 0; i < pr->deny.n && with_masks; i++)
         mask_entry(&b, pr->deny.v[i].p.real, E_DENY);
-    for (size_t i = 0; i < absent_ro.n; i++)
+    for (size_t i = 0; i < absent_ro.n && with_masks; i++)
         mask_entry(&b, absent_ro.v[i], E_READONLY);
-    for (size_t i = 0; i < pr->exec_veto.n; i++) {
+    for (size_t i = 0; i < pr->exec_veto.n && with_masks; i++) {
         const char *v = pr->exec_veto.v[i];
         if (veto_dir(in->policy, v)) {
             gk_diag_file(notes, GK_NOTE, NOTE_FILE,
@@ -1001,6 +1002,16 @@ void gk_bwrap_plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_p
         free(b.masks[i].name);
     free(b.masks);
     index_drop(&b);
+}
+
+void gk_bwrap_plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_plan *out)
+{
+    plan_build(in, notes, out, true);
+}
+
+void gk_bwrap_plan_build_mounts(const gk_emit_input *in, grant_diags *notes, gk_bwrap_plan *out)
+{
+    plan_build(in, notes, out, false);
 }
 
 void gk_bwrap_plan_free(gk_bwrap_plan *p)

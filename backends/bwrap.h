@@ -66,6 +66,10 @@ typedef struct gk_bwrap_plan {
  * Reads the host (one lstat per entry) only for host-target policies. */
 GK_HIDDEN void gk_bwrap_plan_build(const gk_emit_input *in, grant_diags *notes,
                                    gk_bwrap_plan *out);
+/* The mounts alone (no masks, no placeholders): what the Landlock
+ * ruleset mirrors, at about half the cost. */
+GK_HIDDEN void gk_bwrap_plan_build_mounts(const gk_emit_input *in, grant_diags *notes,
+                                          gk_bwrap_plan *out);
 GK_HIDDEN void gk_bwrap_plan_free(gk_bwrap_plan *p);
 
 /* The Landlock ruleset of a projection (landlock.c): rights in the

@@ -311,7 +311,7 @@ void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *given,
     gk_bwrap_plan own;
     if (!given) {
         grant_diags *scratch = grant_diags_new(); /* the bwrap notes are bwrap's */
-        gk_bwrap_plan_build(in, scratch, &own);
+        gk_bwrap_plan_build_mounts(in, scratch, &own);
         grant_diags_free(scratch);
     }
     const gk_bwrap_plan *plan = given ? given : &own;
