@@ -43,6 +43,10 @@ static const char usage_run[] =
     "      --timeout DURATION\n"
     "                        kill the envelope after DURATION (ms, s, m or h; bare:\n"
     "                        seconds): status 124\n"
+    "      --processes N     at most N processes of the command's user (RLIMIT_NPROC)\n"
+    "      --cpu SECONDS     CPU time limit (RLIMIT_CPU: SIGXCPU, then SIGKILL)\n"
+    "      --memory BYTES    address-space limit (RLIMIT_AS; K, M, G suffixes); some\n"
+    "                        runtimes reserve more than they use and fail early\n"
     "      --bwrap PATH      the bubblewrap to pin (default: first on PATH)\n"
     "      --dry-run         print the bwrap arguments and the Landlock ruleset, run\n"
     "                        nothing\n"
@@ -60,6 +64,9 @@ enum {
     OPT_BWRAP,
     OPT_TIMEOUT,
     OPT_ISOLATE,
+    OPT_PROCESSES,
+    OPT_CPU,
+    OPT_MEMORY,
     OPT_LATER, /* an option of cli.md this version does not implement */
 };
 
@@ -71,6 +78,7 @@ typedef struct run_opts {
     bool keep_env, tty, dry_run;
     const char *bwrap;
     long timeout_ms;
+    long processes, cpu_seconds, memory_bytes;
 } run_opts;
 
 /* DURATION: a number with ms, s, m or h (bare: seconds). */
@@ -90,6 +98,23 @@ static int parse_duration(const char *s, long *ms)
         return -1;
     *ms = (long)(v * scale);
     return *ms > 0 ? 0 : -1;
+}
+
+/* A positive count, or BYTES with K, M or G (powers of 1024). */
+static int parse_amount(const char *s, bool bytes, long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned long long scale = 1;
+    if (bytes && *end && !end[1])
+        scale = *end == 'K' ? 1ULL << 10 : *end == 'M' ? 1ULL << 20 : *end == 'G' ? 1ULL << 30 : 0;
+    else if (*end)
+        scale = 0;
+    if (errno || end == s || s[0] == '-' || !scale || v == 0 || v > (1ULL << 50) / scale)
+        return -1;
+    *out = (long)(v * scale);
+    return 0;
 }
 
 static int run_option(void *state, int opt, const char *arg)
@@ -120,6 +145,21 @@ static int run_option(void *state, int opt, const char *arg)
             return -1;
         }
         return 0;
+    case OPT_PROCESSES:
+    case OPT_CPU:
+    case OPT_MEMORY: {
+        long *slot = opt == OPT_PROCESSES ? &o->processes
+                     : opt == OPT_CPU     ? &o->cpu_seconds
+                                          : &o->memory_bytes;
+        if (parse_amount(arg, opt == OPT_MEMORY, slot) < 0) {
+            cli_error("--%s: '%s' is not a positive %s", opt == OPT_PROCESSES ? "processes"
+                                                         : opt == OPT_CPU     ? "cpu"
+                                                                              : "memory",
+                      arg, opt == OPT_MEMORY ? "size (BYTES, or with K, M, G)" : "number");
+            return -1;
+        }
+        return 0;
+    }
     case OPT_ISOLATE:
         if (strcmp(arg, "none") == 0)
             return 0;
@@ -194,9 +234,9 @@ int main(int argc, char **argv)
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"isolate", required_argument, NULL, OPT_ISOLATE},
         {"grace-ms", required_argument, NULL, OPT_LATER},
-        {"memory", required_argument, NULL, OPT_LATER},
-        {"processes", required_argument, NULL, OPT_LATER},
-        {"cpu", required_argument, NULL, OPT_LATER},
+        {"memory", required_argument, NULL, OPT_MEMORY},
+        {"processes", required_argument, NULL, OPT_PROCESSES},
+        {"cpu", required_argument, NULL, OPT_CPU},
         {"seed", required_argument, NULL, OPT_LATER},
         {"root", required_argument, NULL, OPT_LATER},
         {"fs-quota", required_argument, NULL, OPT_LATER},
@@ -260,9 +300,19 @@ int main(int argc, char **argv)
         goto out;
     }
     const char *helper = getenv("GRANTKIT_HELPER");
-    gk_launch_opts lo = {command,     ncommand, (const char *const *)env,
-                         o.tty,       bwrap,    helper && *helper ? helper : GK_HELPER_PATH,
-                         o.timeout_ms, o.dry_run};
+    gk_launch_opts lo = {
+        .argv = command,
+        .argc = ncommand,
+        .env = (const char *const *)env,
+        .tty = o.tty,
+        .bwrap = bwrap,
+        .helper = helper && *helper ? helper : GK_HELPER_PATH,
+        .timeout_ms = o.timeout_ms,
+        .processes = o.processes,
+        .cpu_seconds = o.cpu_seconds,
+        .memory_bytes = o.memory_bytes,
+        .dry_run = o.dry_run,
+    };
     if (access(lo.helper, X_OK) < 0) {
         cli_error("confinement unavailable: no helper at %s; nothing ran", lo.helper);
         goto out;

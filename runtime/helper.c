@@ -2,7 +2,7 @@
  * "The helper"): tiny, static, libc only.
  *
  *   grantkit-helper [--status-fd N] [--noexec PATH]... [--nproc N]
- *                   [--nofile N] [--cpu SECONDS] [--landlock-fd N]
+ *                   [--nofile N] [--cpu SECONDS] [--as BYTES] [--landlock-fd N]
  *                   [--seccomp-fd N] -- COMMAND [ARG...]
  *
  * Runs inside bwrap with CAP_SYS_ADMIN in the envelope's user namespace
@@ -178,10 +178,21 @@ static void remount_noexec(const char *path)
         report(125, "setup mount %s noexec: %s", path, strerror(errno));
 }
 
-static void set_limit(int resource, const char *name, long value)
+/* soft = value; hard = value + grace (CPU: SIGXCPU first, SIGKILL a
+ * second later). A limit already lower stays: raising a hard limit needs
+ * a capability the helper does not have, and the lower one is stricter. */
+static void set_limit(int resource, const char *name, long value, long grace)
 {
-    struct rlimit rl = {(rlim_t)value, (rlim_t)value};
-    if (value >= 0 && setrlimit(resource, &rl) < 0)
+    if (value < 0)
+        return;
+    struct rlimit cur, rl = {(rlim_t)value, (rlim_t)value + (rlim_t)grace};
+    if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
+        if (rl.rlim_max > cur.rlim_max)
+            rl.rlim_max = cur.rlim_max;
+        if (rl.rlim_cur > rl.rlim_max)
+            rl.rlim_cur = rl.rlim_max;
+    }
+    if (setrlimit(resource, &rl) < 0)
         report(125, "setup rlimit %s: %s", name, strerror(errno));
 }
 
@@ -295,7 +306,7 @@ int main(int argc, char **argv)
     const char *noexec[MAX_NOEXEC];
     size_t nnoexec = 0;
     int landlock_fd = -1, seccomp_fd = -1;
-    long nproc = -1, nofile = -1, cpu = -1;
+    long nproc = -1, nofile = -1, cpu = -1, as = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *flag = argv[i];
@@ -320,6 +331,8 @@ int main(int argc, char **argv)
             nofile = number(flag, v);
         } else if (strcmp(flag, "--cpu") == 0) {
             cpu = number(flag, v);
+        } else if (strcmp(flag, "--as") == 0) {
+            as = number(flag, v);
         } else {
             report(125, "setup usage: unknown option %s", flag);
         }
@@ -333,9 +346,10 @@ int main(int argc, char **argv)
 
     for (size_t k = 0; k < nnoexec; k++)
         remount_noexec(noexec[k]);
-    set_limit(RLIMIT_NPROC, "nproc", nproc);
-    set_limit(RLIMIT_NOFILE, "nofile", nofile);
-    set_limit(RLIMIT_CPU, "cpu", cpu);
+    set_limit(RLIMIT_NPROC, "nproc", nproc, 0);
+    set_limit(RLIMIT_NOFILE, "nofile", nofile, 0);
+    set_limit(RLIMIT_CPU, "cpu", cpu, 1);
+    set_limit(RLIMIT_AS, "as", as, 0);
     drop_privileges();
     if (landlock_fd >= 0)
         apply_landlock(landlock_fd);

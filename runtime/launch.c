@@ -332,6 +332,15 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
         gk_strvec_push(&args, "--noexec");
         gk_strvec_push(&args, noexec.v[i]);
     }
+    const struct {
+        const char *flag;
+        long value;
+    } limits[] = {{"--nproc", o->processes}, {"--cpu", o->cpu_seconds}, {"--as", o->memory_bytes}};
+    for (size_t i = 0; i < sizeof(limits) / sizeof(*limits); i++)
+        if (limits[i].value > 0) {
+            gk_strvec_push(&args, limits[i].flag);
+            gk_strvec_push_take(&args, gk_printf("%ld", limits[i].value));
+        }
     gk_strvec_push(&args, "--");
     for (size_t i = 0; i < o->argc; i++)
         gk_strvec_push(&args, o->argv[i]);

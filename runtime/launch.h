@@ -27,6 +27,9 @@ typedef struct gk_launch_opts {
     const char *bwrap;        /* absolute path of the bubblewrap to pin */
     const char *helper;       /* absolute path of grantkit-helper */
     long timeout_ms;          /* 0: none; then the envelope is killed: 124 */
+    long processes;           /* RLIMIT_NPROC inside (0: none) */
+    long cpu_seconds;         /* RLIMIT_CPU inside (0: none) */
+    long memory_bytes;        /* RLIMIT_AS inside (0: none) */
     bool dry_run;             /* describe, do not run */
 } gk_launch_opts;
 

@@ -24,7 +24,7 @@ static char *policy;   /* the policy file */
 static const char policy_text[] =
     "grant t {\n"
     "    exec {\n"
-    "        allow cat env true false ls sleep touch gk-missing-tool;\n"
+    "        allow cat env true false ls sleep touch sha256sum gk-missing-tool;\n"
     "        deny bash;\n"
     "    }\n"
     "    fs {\n"
@@ -115,6 +115,16 @@ static const row rows[] = {
      "no such program", NULL},
     {"timeout kills the envelope", {"-p", "@P", "--timeout", "300ms", "--", "sleep", "5"}, 124,
      NULL, "timed out", NULL},
+    {"--cpu: a busy command gets SIGXCPU", {"-p", "@P", "--cpu", "1", "--", "sha256sum",
+                                             "/dev/zero"}, 128 + 24, NULL, NULL, NULL},
+    {"--memory: too little address space to load the program",
+     {"-p", "@P", "--memory", "1M", "--", "true"}, 127, NULL, "error while loading", NULL},
+    {"--memory: room enough", {"-p", "@P", "--memory", "512M", "--", "true"}, 0, NULL, NULL,
+     NULL},
+    {"--memory: a bad size", {"-p", "@P", "--memory", "12X", "--", "true"}, 125, NULL,
+     "not a positive size", NULL},
+    {"--processes: above the current hard limit keeps that limit",
+     {"-p", "@P", "--processes", "100000000", "--", "true"}, 0, NULL, NULL, NULL},
     {"the default environment is minimal", {"-p", "@P", "--", "env"}, 0, "PATH=", NULL,
      "GK_TEST_SECRET_VAR"},
     {"--env sets a variable", {"-p", "@P", "--env", "FOO=bar", "--", "env"}, 0, "FOO=bar", NULL,
@@ -128,7 +138,7 @@ static const row rows[] = {
     {"no bubblewrap: fail closed", {"-p", "@P", "--bwrap", "/nonexistent/bwrap", "--", "true"},
      125, NULL, "confinement unavailable", NULL},
     {"an option of the frame protocol is refused, not ignored",
-     {"-p", "@P", "--memory", "1G", "--", "true"}, 125, NULL, "not available", NULL},
+     {"-p", "@P", "--seed", "x", "--", "true"}, 125, NULL, "not available", NULL},
     {"--isolate process is refused", {"-p", "@P", "--isolate", "process", "--", "true"}, 125,
      NULL, "not available", NULL},
     {"no policy", {"--", "true"}, 125, NULL, "missing -p FILE", NULL},
