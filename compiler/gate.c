@@ -621,6 +621,13 @@ char *gk_resolve_query(const grant_context *ctx, const char *path, const char *c
 void gk_walk_head(const grant_context *ctx, const char *head, const char *path_env,
                   const char *cwd, char **walked, char **canonical)
 {
+    gk_walk_head_cached(ctx, head, path_env, cwd, walked, canonical, NULL);
+}
+
+void gk_walk_head_cached(const grant_context *ctx, const char *head, const char *path_env,
+                         const char *cwd, char **walked, char **canonical,
+                         gk_resolve_cache *cache)
+{
     *walked = *canonical = NULL;
     bool host = ctx->target == GRANT_TARGET_HOST;
     if (!cwd)
@@ -658,7 +665,7 @@ void gk_walk_head(const grant_context *ctx, const char *head, const char *path_e
         *canonical = gk_canonicalize(ctx, *walked);
         return;
     }
-    char *c = gk_resolve_host(*walked);
+    char *c = cache ? gk_resolve_host_cached(*walked, cache) : gk_resolve_host(*walked);
     struct stat st;
     if (c && stat(c, &st) == 0)
         *canonical = c;

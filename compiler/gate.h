@@ -54,6 +54,10 @@ GK_HIDDEN char *gk_resolve_query(const grant_context *ctx, const char *path, con
  * *canonical may come back NULL. */
 GK_HIDDEN void gk_walk_head(const grant_context *ctx, const char *head, const char *path_env,
                             const char *cwd, char **walked, char **canonical);
+/* The same with a resolution cache (freeze.h) for a scan of many heads. */
+GK_HIDDEN void gk_walk_head_cached(const grant_context *ctx, const char *head,
+                                   const char *path_env, const char *cwd, char **walked,
+                                   char **canonical, gk_resolve_cache *cache);
 
 /* The compiled exec index (gate_exec.c), part of the gate's index. */
 typedef struct gk_exec_index gk_exec_index;

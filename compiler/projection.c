@@ -187,10 +187,10 @@ static void take_both(gk_strvec *v, char *walked, char *canonical)
         gk_strvec_push_take(v, canonical);
 }
 
-static char *canonical_of(const grant_context *ctx, const char *path)
+static char *canonical_of(const grant_context *ctx, const char *path, gk_resolve_cache *cache)
 {
     char *w = NULL, *c = NULL;
-    gk_walk_head(ctx, path, NULL, "/", &w, &c);
+    gk_walk_head_cached(ctx, path, NULL, "/", &w, &c, cache);
     free(w);
     return c;
 }
@@ -316,6 +316,8 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     const gk_stack *s = &p->stack;
     const grant_context *ctx = p->ctx;
     keylist names = {0}, files = {0}, dirs = {0}, veto_names = {0};
+    /* One moment's view of the host for every name resolved here. */
+    gk_resolve_cache cache = {0};
     for (size_t i = 0; i < s->n; i++) {
         const gk_frame *f = s->v[i];
         if (!f->has_exec)
@@ -333,7 +335,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
         for (size_t k = 0; k < f->exec.veto_files.n; k++) {
             const char *vf = f->exec.veto_files.v[k].key;
             gk_strvec_push(&pr->exec_veto, vf);
-            take_both(&pr->exec_veto, NULL, canonical_of(ctx, vf));
+            take_both(&pr->exec_veto, NULL, canonical_of(ctx, vf, &cache));
         }
         for (size_t k = 0; k < f->exec.veto_dirs.n; k++)
             gk_strvec_push(&pr->exec_veto, f->exec.veto_dirs.v[k].key);
@@ -345,7 +347,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
 
     for (size_t i = 0; i < names.n; i++) {
         char *w, *c;
-        gk_walk_head(ctx, names.v[i], NULL, NULL, &w, &c);
+        gk_walk_head_cached(ctx, names.v[i], NULL, NULL, &w, &c, &cache);
         if (w && admitted_for_some_argv1(p, names.v[i], w, c)) {
             take_both(&pr->exec_admit, w, c);
         } else {
@@ -354,7 +356,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
         }
     }
     for (size_t i = 0; i < files.n; i++) {
-        char *c = canonical_of(ctx, files.v[i]);
+        char *c = canonical_of(ctx, files.v[i], &cache);
         if (admitted_for_some_argv1(p, files.v[i], files.v[i], c)) {
             gk_strvec_push(&pr->exec_admit, files.v[i]);
             take_both(&pr->exec_admit, NULL, c);
@@ -371,7 +373,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     }
     for (size_t i = 0; i < veto_names.n; i++) {
         char *w, *c;
-        gk_walk_head(ctx, veto_names.v[i], NULL, NULL, &w, &c);
+        gk_walk_head_cached(ctx, veto_names.v[i], NULL, NULL, &w, &c, &cache);
         if (w && gk_has_prefix(w, "/")) {
             take_both(&pr->exec_veto, w, c);
         } else {
@@ -399,6 +401,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     free(files.v);
     free(dirs.v);
     free(veto_names.v);
+    gk_resolve_cache_free(&cache);
 }
 
 gk_projection *gk_projection_build(const grant_policy *p)
