@@ -10,12 +10,15 @@
  */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char *project;  /* the command's cwd (write cwd:) */
@@ -188,6 +191,52 @@ START_TEST(writes_reach_the_host_and_placeholders_do_not_stay)
 }
 END_TEST
 
+/* Is a process running `sleep 7.77` (the signal test's marker) alive? */
+static bool marker_alive(void)
+{
+    DIR *proc = opendir("/proc");
+    ck_assert_ptr_nonnull(proc);
+    struct dirent *e;
+    bool found = false;
+    while (!found && (e = readdir(proc))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        gk_autofree char *path = gk_printf("/proc/%s/cmdline", e->d_name);
+        size_t len = 0;
+        gk_autofree char *cmd = gk_test_read(path, &len);
+        found = cmd && len == sizeof("sleep\0" "7.77") &&
+                memcmp(cmd, "sleep\0" "7.77", len) == 0;
+    }
+    closedir(proc);
+    return found;
+}
+
+/* A signal to grantrun ends the envelope: the status says which signal,
+ * and nothing of the command outlives it. */
+START_TEST(a_signal_ends_the_whole_envelope)
+{
+    gk_autofree char *bin = gk_printf("%s/grantrun", gk_test_builddir());
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(devnull, 0), dup2(devnull, 1), dup2(devnull, 2);
+        execl(bin, bin, "-p", policy, "--", "sleep", "7.77", (char *)NULL);
+        _exit(99);
+    }
+    for (int i = 0; i < 100 && !marker_alive(); i++)
+        usleep(20000);
+    ck_assert_msg(marker_alive(), "the command never started");
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM, "status 0x%x", st);
+    for (int i = 0; i < 50 && marker_alive(); i++)
+        usleep(20000);
+    ck_assert_msg(!marker_alive(), "the command outlived grantrun");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("grantrun");
@@ -196,6 +245,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_loop_test(t, run_table, 0, (int)(sizeof(rows) / sizeof(*rows)));
     tcase_add_test(t, writes_reach_the_host_and_placeholders_do_not_stay);
+    tcase_add_test(t, a_signal_ends_the_whole_envelope);
     suite_add_tcase(s, t);
     return s;
 }
