@@ -355,6 +355,20 @@ static int compile_units(const grant_context *ctx, const char *const *files, siz
     return 0;
 }
 
+/* One compile freezes against one moment's view of the host: a cache of
+ * what exists and what does not, dropped when the compile ends. */
+static int compile_cached(const grant_context *ctx, const char *const *files, size_t nfiles,
+                          const char *buf_text, size_t buf_len, const char *const *extends,
+                          size_t nextends, grant_diags *diags, grant_policy **out)
+{
+    gk_resolve_cache cache = {0};
+    gk_freeze_cache_set(&cache);
+    int rc = compile_units(ctx, files, nfiles, buf_text, buf_len, extends, nextends, diags, out);
+    gk_freeze_cache_set(NULL);
+    gk_resolve_cache_free(&cache);
+    return rc;
+}
+
 int grant_compile(const grant_context *ctx, const char *const *files, size_t nfiles,
                   const char *const *extends, size_t nextends, grant_diags *diags,
                   grant_policy **out)
@@ -365,7 +379,7 @@ int grant_compile(const grant_context *ctx, const char *const *files, size_t nfi
         *out = NULL;
         return -EINVAL;
     }
-    return compile_units(ctx, files, nfiles, NULL, 0, extends, nextends, diags, out);
+    return compile_cached(ctx, files, nfiles, NULL, 0, extends, nextends, diags, out);
 }
 
 int grant_compile_buffer(const grant_context *ctx, const char *name, const char *text, size_t len,
@@ -374,5 +388,5 @@ int grant_compile_buffer(const grant_context *ctx, const char *name, const char 
     if (!out || !name || !text)
         return -EINVAL;
     const char *files[1] = {name};
-    return compile_units(ctx, files, 1, text, len, NULL, 0, diags, out);
+    return compile_cached(ctx, files, 1, text, len, NULL, 0, diags, out);
 }

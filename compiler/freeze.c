@@ -19,6 +19,7 @@
 #include "pathmap.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pwd.h>
@@ -554,18 +555,25 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache)
         /* One readlink per component, as glibc's realpath: EINVAL means
          * it exists and is no link; any other error, missing. A link costs
          * one system call, not two, and readlink is cheaper than lstat. */
-        if (cache && gk_pathmap_find(&cache->known, out.data, out.len,
-                                     gk_fnv(out.data, out.len)) >= 0)
-            continue; /* seen in this scan: exists, no link */
+        if (cache) {
+            uint64_t h = gk_fnv(out.data, out.len);
+            if (gk_pathmap_find(&cache->known, out.data, out.len, h) >= 0)
+                continue; /* seen in this scan: exists, no link */
+            if (gk_pathmap_find(&cache->absent, out.data, out.len, h) >= 0) {
+                missing = true; /* seen in this scan: not there */
+                continue;
+            }
+        }
         char lbuf[1024];
         ssize_t ln = readlink(out.data, lbuf, sizeof(lbuf));
         if (ln < 0) {
-            if (errno != EINVAL)
+            int err = errno;
+            if (err != EINVAL)
                 missing = true;
-            else if (cache) {
-                char *known = gk_strdup(out.data);
-                gk_strvec_push_take(&cache->owned, known);
-                gk_pathmap_intern(&cache->known, known, out.len);
+            if (cache && (err == EINVAL || err == ENOENT)) {
+                char *seen = gk_strdup(out.data);
+                gk_strvec_push_take(&cache->owned, seen);
+                gk_pathmap_intern(err == EINVAL ? &cache->known : &cache->absent, seen, out.len);
             }
             continue;
         }
@@ -609,7 +617,65 @@ char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache)
 void gk_resolve_cache_free(gk_resolve_cache *cache)
 {
     gk_pathmap_clear(&cache->known);
+    gk_pathmap_clear(&cache->absent);
+    gk_pathmap_clear(&cache->dirs);
+    gk_pathmap_clear(&cache->entries);
+    free(cache->probes);
+    free(cache->listed);
     gk_strvec_free(&cache->owned);
+}
+
+/* A directory is listed after this many probes: a typical policy's few
+ * dozen names cost fewer stats than reading a large bin directory. */
+#define LIST_AFTER_PROBES 64
+
+static const char *own_copy(gk_resolve_cache *c, const char *s)
+{
+    char *copy = gk_strdup(s);
+    gk_strvec_push_take(&c->owned, copy);
+    return copy;
+}
+
+bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char *name)
+{
+    if (!c)
+        return true;
+    size_t id = gk_pathmap_intern(&c->dirs, own_copy(c, dir), strlen(dir));
+    if (id >= c->capdirs) {
+        size_t cap = c->capdirs ? c->capdirs * 2 : 16;
+        while (cap <= id)
+            cap *= 2;
+        c->probes = gk_realloc(c->probes, cap * sizeof(*c->probes));
+        c->listed = gk_realloc(c->listed, cap * sizeof(*c->listed));
+        memset(c->probes + c->capdirs, 0, (cap - c->capdirs) * sizeof(*c->probes));
+        memset(c->listed + c->capdirs, 0, (cap - c->capdirs) * sizeof(*c->listed));
+        c->capdirs = cap;
+    }
+    if (!c->listed[id] && ++c->probes[id] >= LIST_AFTER_PROBES) {
+        DIR *d = opendir(dir);
+        if (!d)
+            return true; /* cannot list: stat decides */
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            char *full = gk_path_join(dir, e->d_name);
+            gk_strvec_push_take(&c->owned, full);
+            gk_pathmap_intern(&c->entries, full, strlen(full));
+        }
+        closedir(d);
+        c->listed[id] = true;
+    }
+    if (!c->listed[id])
+        return true;
+    gk_autofree char *full = gk_path_join(dir, name);
+    size_t len = strlen(full);
+    return gk_pathmap_find(&c->entries, full, len, gk_fnv(full, len)) >= 0;
+}
+
+static __thread gk_resolve_cache *freeze_cache;
+
+void gk_freeze_cache_set(gk_resolve_cache *cache)
+{
+    freeze_cache = cache;
 }
 
 /* macOS: /tmp, /var and /etc are symlinks into /private; a profile for a
@@ -625,7 +691,7 @@ char *gk_canonicalize(const grant_context *ctx, const char *lexical)
     case GRANT_TARGET_HOST:
         if (lexical[0] != '/')
             return NULL;
-        return resolve_host(lexical, NULL);
+        return resolve_host(lexical, freeze_cache);
     case GRANT_TARGET_MACOS:
         /* Case is kept: APFS volumes may be case-sensitive, and Seatbelt
          * compares the bytes of the path it is given. */

@@ -77,11 +77,26 @@ GK_HIDDEN char *gk_resolve_host(const char *abs);
  * PATH listing). The cache owns copies of its paths; free it when the scan
  * ends (the filesystem may change after). */
 typedef struct gk_resolve_cache {
-    gk_pathmap known;
+    gk_pathmap known;   /* exist, and are no symlink */
+    gk_pathmap absent;  /* do not exist (nor does anything below them) */
     gk_strvec owned;
+    /* PATH directories probed often enough get listed once. */
+    gk_pathmap dirs;    /* by id: probes[id], listed[id] */
+    size_t *probes;
+    bool *listed;
+    size_t capdirs;
+    gk_pathmap entries; /* "DIR/NAME" of every listed directory's entries */
 } gk_resolve_cache;
 GK_HIDDEN char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache);
 GK_HIDDEN void gk_resolve_cache_free(gk_resolve_cache *cache);
+/* May dir/name exist? false only when a listing of dir (taken once dir
+ * has been asked about often) lacks name; the caller still stats a true. */
+GK_HIDDEN bool gk_resolve_cache_may_exist(gk_resolve_cache *cache, const char *dir,
+                                          const char *name);
+/* While set (by one compile, on its thread), host canonicalisation in
+ * freezing uses this cache: a policy of thousands of paths under a few
+ * directories is frozen against one moment's view of the host. */
+GK_HIDDEN void gk_freeze_cache_set(gk_resolve_cache *cache);
 
 /* Step 3 on its own, for a lexically normal absolute path. */
 GK_HIDDEN char *gk_canonicalize(const grant_context *ctx, const char *lexical);

@@ -651,7 +651,8 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
                 struct stat st;
                 /* Offline, nothing can be looked at: the first entry is
                  * where the name would be found. */
-                if (!host || (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)))
+                if (!host || (gk_resolve_cache_may_exist(cache, dir, head) && stat(cand, &st) == 0 &&
+                              S_ISREG(st.st_mode) && (st.st_mode & 0111)))
                     *walked = cand;
                 else
                     free(cand);
@@ -717,6 +718,17 @@ grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, gran
     gk_why_clear(&why);
     gk_why_clear(&last_why);
     return GRANT_ALLOWED;
+}
+
+bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
+{
+    int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_VETO);
+    if (fast >= 0)
+        return fast == GRANT_DENIED;
+    for (size_t i = 0; i < p->stack.n; i++)
+        if (gk_frame_vetoes(p->stack.v[i], q))
+            return true;
+    return false;
 }
 
 grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q)

@@ -68,6 +68,13 @@ GK_HIDDEN void gk_exec_index_free(gk_exec_index *ix);
  * layers than it has bits), and the fold must. */
 GK_HIDDEN int gk_exec_index_decide(const gk_exec_index *ix, const grant_exec_query *q,
                                    bool any_argv1);
+/* The question asked of the index: the gate's answer for q->argv1, for
+ * some argv[1], or only whether a veto (any layer's) hits q. */
+typedef enum gk_exec_question { GK_EXEC_ARGV1, GK_EXEC_ANY_ARGV1, GK_EXEC_VETO } gk_exec_question;
+GK_HIDDEN int gk_exec_index_answer(const gk_exec_index *ix, const grant_exec_query *q,
+                                   gk_exec_question what);
+/* Does a veto of any layer hit q (names, files, dirs, patterns)? */
+GK_HIDDEN bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q);
 
 GK_HIDDEN void gk_verdict_clear(grant_verdict *v);
 GK_HIDDEN void gk_gate_index_free(void *index);

@@ -227,6 +227,11 @@ static bool collect_binds(const gk_exec_index *ix, const xslot *s, const gk_admi
 
 int gk_exec_index_decide(const gk_exec_index *ix, const grant_exec_query *q, bool any_argv1)
 {
+    return gk_exec_index_answer(ix, q, any_argv1 ? GK_EXEC_ANY_ARGV1 : GK_EXEC_ARGV1);
+}
+
+int gk_exec_index_answer(const gk_exec_index *ix, const grant_exec_query *q, gk_exec_question what)
+{
     if (!ix->usable)
         return -1;
     const char *ids[3] = {q->spelling, q->walked, q->canonical};
@@ -275,9 +280,11 @@ int gk_exec_index_decide(const gk_exec_index *ix, const grant_exec_query *q, boo
     }
     if (md)
         pcre2_match_data_free(md);
+    if (what == GK_EXEC_VETO)
+        return veto ? GRANT_DENIED : GRANT_ALLOWED;
     if (veto || !complete || (ix->allow_layers & ~admitted))
         return GRANT_DENIED;
-    if (any_argv1)
+    if (what == GK_EXEC_ANY_ARGV1)
         return gk_admits_share_argv1(binds, nbinds) ? GRANT_ALLOWED : GRANT_DENIED;
     for (size_t i = 0; i < nbinds; i++)
         if (!q->argv1 || !gk_strvec_bsearch(&binds[i]->subs, q->argv1))

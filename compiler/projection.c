@@ -266,10 +266,7 @@ static void veto_matches_on_path(gk_projection *pr, const grant_policy *p)
             const char *name = l->names.v[i], *c = l->canon.v[i][0] ? l->canon.v[i] : NULL;
             char *w = gk_path_join(d, name);
             grant_exec_query q = {name, w, c, NULL};
-            bool hit = false;
-            for (size_t k = 0; k < p->stack.n && !hit; k++)
-                hit = gk_frame_vetoes(p->stack.v[k], &q);
-            if (hit)
+            if (gk_gate_exec_vetoed(p, &q))
                 take_both(&pr->exec_veto, w, c ? gk_strdup(c) : NULL);
             else
                 free(w);

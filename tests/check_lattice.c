@@ -518,6 +518,12 @@ START_TEST(gate_paths_agree_with_the_fold)
                 if ((gk_gate_exec_some_argv1(p, &x.e) == GRANT_ALLOWED) != some ||
                     gk_decide_exec_some_argv1(&p->stack, &x.e) != some)
                     FAIL_LAW("admitted for some argv[1] is the fold for one", &x);
+                /* The index's veto question is the layers' own. */
+                bool vetoed = false;
+                for (size_t l = 0; l < p->stack.n && !vetoed; l++)
+                    vetoed = gk_frame_vetoes(p->stack.v[l], &x.e);
+                if (gk_gate_exec_vetoed(p, &x.e) != vetoed)
+                    FAIL_LAW("the index's vetoes are the layers' vetoes", &x);
             } else {
                 grant_answer a = gk_gate_gate(p, x.path, &v);
                 if ((a == GRANT_ALLOWED) != stack_decide(&p->stack, &x))
