@@ -125,7 +125,8 @@ static int cmp_strp(const void *a, const void *b)
 
 static char *join_sorted(gk_strvec *v)
 {
-    qsort(v->v, v->n, sizeof(*v->v), cmp_strp);
+    if (v->n > 1)
+        qsort(v->v, v->n, sizeof(*v->v), cmp_strp);
     gk_buf b = {0};
     for (size_t i = 0; i < v->n; i++) {
         if (i)

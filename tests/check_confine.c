@@ -278,8 +278,10 @@ static envelope envelope_new(void)
     e.secret = gk_printf("%s/secret.txt", e.base);
     ck_assert_int_eq(mkdir(e.w, 0755), 0);
     gk_test_write(e.secret, "secret\n", 0644);
-    copy_file("/usr/bin/true", gk_printf("%s/w/prog", e.base), 0755);
-    gk_test_write(gk_printf("%s/w/data", e.base), "not a program\n", 0644);
+    gk_autofree char *prog = gk_printf("%s/w/prog", e.base);
+    gk_autofree char *data = gk_printf("%s/w/data", e.base);
+    copy_file("/usr/bin/true", prog, 0755);
+    gk_test_write(data, "not a program\n", 0644);
     e.helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
     ck_assert_msg(access(e.helper, X_OK) == 0, "no helper at %s", e.helper);
     ck_assert_msg(access(BWRAP, X_OK) == 0, "bwrap is required at " BWRAP);
