@@ -27,7 +27,7 @@ static char *policy;   /* the policy file */
 static const char policy_text[] =
     "grant t {\n"
     "    exec {\n"
-    "        allow cat env true false ls sleep touch sha256sum gk-missing-tool;\n"
+    "        allow cat env true false ls sleep touch sha256sum unshare gk-missing-tool;\n"
     "        deny bash;\n"
     "    }\n"
     "    fs {\n"
@@ -116,6 +116,8 @@ static const row rows[] = {
      "refused by the policy", NULL},
     {"admitted but missing", {"-p", "@P", "--", "gk-missing-tool"}, 127, NULL,
      "no such program", NULL},
+    {"no new user namespace inside (seccomp, in place of --disable-userns)",
+     {"-p", "@P", "--", "unshare", "--user", "true"}, 1, NULL, "Operation not permitted", NULL},
     {"timeout kills the envelope", {"-p", "@P", "--timeout", "300ms", "--", "sleep", "5"}, 124,
      NULL, "timed out", NULL},
     {"--cpu: a busy command gets SIGXCPU", {"-p", "@P", "--cpu", "1", "--", "sha256sum",
