@@ -23,6 +23,7 @@
 
 static char *project;  /* the command's cwd (write cwd:) */
 static char *policy;   /* the policy file */
+static char *bad;      /* a policy with a syntax error */
 
 static const char policy_text[] =
     "grant t {\n"
@@ -46,6 +47,8 @@ static void setup(void)
     ck_assert_int_eq(mkdir(project, 0755), 0);
     policy = gk_printf("%s/t.grant", tmpl);
     gk_test_write(policy, policy_text, 0644);
+    bad = gk_printf("%s/bad.grant", tmpl);
+    gk_test_write(bad, "grant b {\n    exec { allow ; }\n}\n", 0644);
     gk_autofree char *hello = gk_printf("%s/hello.txt", project);
     gk_test_write(hello, "hello from the project\n", 0644);
     /* A program written where the command may write: noexec must stop it. */
@@ -71,15 +74,19 @@ static void teardown(void)
     ck_assert_int_eq(system(cmd), 0);
     free(project);
     free(policy);
+    free(bad);
 }
 
-/* grantrun ARGS (NULL-terminated; "@P" is the policy file). */
+/* grantrun ARGS (NULL-terminated; "@P" is the policy file, "@BAD" the
+ * broken one). */
 static int grantrun(const char *const *args, char **out, char **err)
 {
     gk_strvec v = {0};
     gk_strvec_push_take(&v, gk_printf("%s/grantrun", gk_test_builddir()));
     for (size_t i = 0; args[i]; i++)
-        gk_strvec_push(&v, strcmp(args[i], "@P") == 0 ? policy : args[i]);
+        gk_strvec_push(&v, strcmp(args[i], "@P") == 0     ? policy
+                           : strcmp(args[i], "@BAD") == 0 ? bad
+                                                          : args[i]);
     gk_strvec_push_take(&v, NULL);
     int st = gk_test_run(v.v, NULL, out, err);
     gk_strvec_free(&v);
@@ -147,6 +154,11 @@ static const row rows[] = {
     {"--isolate process is refused", {"-p", "@P", "--isolate", "process", "--", "true"}, 125,
      NULL, "not available", NULL},
     {"no policy", {"--", "true"}, 125, NULL, "missing -p FILE", NULL},
+    {"a policy that does not compile: file:line:col, nothing runs",
+     {"-p", "@BAD", "--", "true"}, 125, NULL, "bad.grant:2:", NULL},
+    {"a working directory bwrap cannot enter: nothing runs",
+     {"--cwd", "/proc/gk-nonexistent", "-p", "@P", "--", "true"}, 125, NULL,
+     "could not set up the envelope", NULL},
     {"no command", {"-p", "@P"}, 125, NULL, "missing the command", NULL},
     {"a policy for another machine is refused",
      {"--target", "linux", "-p", "@P", "--", "true"}, 125, NULL, "compile for this host", NULL},
