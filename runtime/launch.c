@@ -252,7 +252,7 @@ static void describe(gk_buf *d, const gk_strvec *args, const char *ruleset)
 {
     gk_buf_puts(d, "bwrap");
     for (size_t i = 0; i < args->n; i++) {
-        gk_buf_puts(d, i ? "\n  " : "\n  ");
+        gk_buf_puts(d, "\n  ");
         gk_buf_puts(d, args->v[i]);
     }
     gk_buf_puts(d, "\n# Landlock ruleset (helper input)\n");
@@ -309,14 +309,17 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     }
     noexec_mounts(pr, &plan, &noexec);
 
+    /* The helper is bound where the plan leaves room for a launcher's own
+     * mounts; with the host root bound, it is already at its own path. */
     const char *helper_at = pr->fs_restricted ? HELPER_IN_ENVELOPE : o->helper;
-    for (size_t k = 0; k < plan.argv.n; k++) {
+    for (size_t k = 0; k <= plan.argv.n; k++) {
         if (k == plan.insert_at && pr->fs_restricted) {
             gk_strvec_push(&args, "--ro-bind");
             gk_strvec_push(&args, o->helper);
             gk_strvec_push(&args, HELPER_IN_ENVELOPE);
         }
-        gk_strvec_push(&args, plan.argv.v[k]);
+        if (k < plan.argv.n)
+            gk_strvec_push(&args, plan.argv.v[k]);
     }
     gk_strvec_push(&args, "--seccomp");
     gk_strvec_push_take(&args, gk_printf("%d", FD_SECCOMP));
