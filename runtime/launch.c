@@ -3,9 +3,11 @@
  * Descriptors handed to the envelope, at fixed numbers: 3 bwrap's
  * arguments (--args), 4 the main seccomp filter (bwrap --seccomp), 5 the
  * Landlock ruleset, 6 the mount filter and 7 the status pipe (all three
- * for the helper). Nothing else crosses: the child closes every other
- * descriptor before it executes the pinned bwrap with an empty
- * environment (the command's own is set with --setenv).
+ * for the helper), 8 bwrap's --info-fd (it names the envelope's first
+ * process, so signals can be forwarded into the envelope). Nothing else
+ * crosses: the child closes every other descriptor before it executes the
+ * pinned bwrap with an empty environment (the command's own is set with
+ * --setenv).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -17,6 +19,7 @@
 #include "seccomp.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -37,7 +40,8 @@
 #define SYS_close_range 436
 #endif
 
-enum { FD_ARGS = 3, FD_SECCOMP = 4, FD_LANDLOCK = 5, FD_MOUNT_FILTER = 6, FD_STATUS = 7 };
+enum { FD_ARGS = 3, FD_SECCOMP = 4, FD_LANDLOCK = 5, FD_MOUNT_FILTER = 6, FD_STATUS = 7,
+       FD_INFO = 8 /* bwrap --info-fd: where the envelope's first process is */ };
 
 /* Where the helper is bound when the sandbox root is bwrap's own tmpfs
  * (outside every region a policy can name). */
@@ -156,38 +160,74 @@ static char *drain(int fd)
     return gk_buf_steal(&b, NULL);
 }
 
-/* Signals to grantrun go to bwrap, whose death takes the whole pid
- * namespace with it (--die-with-parent inside). */
-static volatile pid_t forward_to = -1;
+/* A signal to grantrun is written to this pipe (the handler does nothing
+ * else) and forwarded by the wait loop. */
+static int signal_pipe[2] = {-1, -1};
 
-static void forward_signal(int sig)
+static void note_signal(int sig)
 {
-    if (forward_to > 0)
-        kill(forward_to, sig);
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    if (signal_pipe[1] >= 0 && write(signal_pipe[1], &b, 1) < 0) {
+        /* full pipe: a signal is already pending */
+    }
+    errno = saved;
 }
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-/* In the child: the five descriptors at their numbers, nothing else open,
- * default signal dispositions, then the pinned bwrap. Never returns. */
-static void exec_bwrap(int bwrap_fd, const int fds[5], char **tail)
+/* Send sig to every process in init's pid namespace but init itself (bwrap's
+ * reaper, which ignores it): the command gets it as from a terminal.
+ * Returns how many were signalled. */
+static int signal_envelope(pid_t init, int sig)
 {
-    int high[5], pinned = fcntl(bwrap_fd, F_DUPFD_CLOEXEC, 64);
-    for (int i = 0; i < 5; i++) {
+    char path[64];
+    struct stat ns;
+    snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)init);
+    if (stat(path, &ns) < 0)
+        return 0;
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(proc))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == init)
+            continue;
+        struct stat st;
+        snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
+        if (stat(path, &st) == 0 && st.st_ino == ns.st_ino && st.st_dev == ns.st_dev &&
+            kill((pid_t)pid, sig) == 0)
+            n++;
+    }
+    closedir(proc);
+    return n;
+}
+
+/* In the child: the six descriptors at their numbers, nothing else open,
+ * default signal dispositions, then the pinned bwrap. Never returns. */
+#define NFDS (FD_INFO - FD_ARGS + 1)
+
+static void exec_bwrap(int bwrap_fd, const int fds[NFDS], char **tail)
+{
+    int high[NFDS], pinned = fcntl(bwrap_fd, F_DUPFD_CLOEXEC, 64);
+    for (int i = 0; i < NFDS; i++) {
         high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64);
         if (high[i] < 0)
             _exit(GK_RUN_FAILED);
     }
-    /* The five land on 3..7 (dup2 clears close-on-exec); the pinned bwrap
-     * on 8, closed by the exec itself; everything else goes. */
-    for (int i = 0; i < 5; i++)
+    /* They land on 3..8 (dup2 clears close-on-exec); the pinned bwrap on
+     * 9, closed by the exec itself; everything else goes. */
+    for (int i = 0; i < NFDS; i++)
         if (dup2(high[i], FD_ARGS + i) < 0)
             _exit(GK_RUN_FAILED);
-    if (pinned < 0 || dup2(pinned, FD_STATUS + 1) < 0 ||
-        fcntl(FD_STATUS + 1, F_SETFD, FD_CLOEXEC) < 0)
+    if (pinned < 0 || dup2(pinned, FD_INFO + 1) < 0 ||
+        fcntl(FD_INFO + 1, F_SETFD, FD_CLOEXEC) < 0)
         _exit(GK_RUN_FAILED);
-    if (syscall(SYS_close_range, FD_STATUS + 2, ~0U, 0) < 0)
-        for (int fd = FD_STATUS + 2; fd < 65536; fd++)
+    if (syscall(SYS_close_range, FD_INFO + 2, ~0U, 0) < 0)
+        for (int fd = FD_INFO + 2; fd < 65536; fd++)
             close(fd);
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
         signal(forwarded[i], SIG_DFL);
@@ -197,38 +237,88 @@ static void exec_bwrap(int bwrap_fd, const int fds[5], char **tail)
     /* bwrap takes options from --args, the command from its own argv:
      * tail is "bwrap --args 3 -- HELPER ... -- COMMAND...". */
     char *const envp[] = {NULL};
-    syscall(SYS_execveat, FD_STATUS + 1, "", tail, envp, AT_EMPTY_PATH);
+    syscall(SYS_execveat, FD_INFO + 1, "", tail, envp, AT_EMPTY_PATH);
     _exit(GK_RUN_FAILED);
 }
 
-/* Wait for the child, killing it at the deadline. Returns its wait status
- * and sets *timed_out. */
-static int wait_child(pid_t pid, long timeout_ms, bool *timed_out)
+/* The envelope's first process, from bwrap's info document
+ * ({"child-pid": N, ...}), or 0 while unknown. */
+static pid_t child_pid_of(const char *info)
+{
+    const char *k = strstr(info, "\"child-pid\"");
+    if (!k || !(k = strchr(k, ':')))
+        return 0;
+    long v = strtol(k + 1, NULL, 10);
+    return v > 0 ? (pid_t)v : 0;
+}
+
+/* Wait for bwrap: forward signals into the envelope, kill it at the
+ * deadline. Returns its wait status and sets *timed_out. */
+static int wait_child(pid_t pid, int info_fd, long timeout_ms, bool *timed_out)
 {
     *timed_out = false;
-    int pidfd = timeout_ms > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-    if (pidfd >= 0) {
-        struct pollfd pfd = {pidfd, POLLIN, 0};
-        struct timespec start, now;
-        clock_gettime(CLOCK_MONOTONIC, &start);
-        for (;;) {
+    /* Without pidfds (before Linux 5.3, older than Landlock itself) the
+     * loop polls the child every 50 ms instead. */
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    gk_buf info = {0};
+    pid_t init = 0;
+    int st = 0;
+    bool reaped = false;
+    for (;;) {
+        if (pidfd < 0 && waitpid(pid, &st, WNOHANG) == pid) {
+            reaped = true;
+            break;
+        }
+        struct pollfd pfd[3] = {{pidfd, POLLIN, 0}, {signal_pipe[0], POLLIN, 0},
+                                {info_fd, POLLIN, 0}};
+        int wait_ms = -1;
+        if (timeout_ms > 0) {
             clock_gettime(CLOCK_MONOTONIC, &now);
             long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
             if (spent >= timeout_ms) {
                 *timed_out = true;
-                kill(pid, SIGKILL);
+                kill(pid, SIGKILL); /* the envelope dies with bwrap */
                 break;
             }
-            int r = poll(&pfd, 1, (int)(timeout_ms - spent));
-            if (r > 0)
-                break;
-            if (r < 0 && errno != EINTR)
-                break;
+            wait_ms = (int)(timeout_ms - spent);
         }
-        close(pidfd);
+        if (pidfd < 0 && (wait_ms < 0 || wait_ms > 50))
+            wait_ms = 50;
+        int r = poll(pfd, info_fd >= 0 ? 3 : 2, wait_ms);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r <= 0)
+            continue;
+        if (pidfd >= 0 && pfd[0].revents)
+            break;
+        if (info_fd >= 0 && pfd[2].revents) {
+            char chunk[512];
+            ssize_t n = read(info_fd, chunk, sizeof(chunk));
+            if (n > 0 && info.len < 4096) {
+                gk_buf_add(&info, chunk, (size_t)n);
+                init = child_pid_of(info.data);
+            } else if (n <= 0) {
+                close(info_fd);
+                info_fd = -1;
+            }
+        }
+        if (pfd[1].revents) {
+            unsigned char sig;
+            while (read(signal_pipe[0], &sig, 1) == 1)
+                /* Into the envelope, as a terminal would; before bwrap has
+                 * said where it is, to bwrap (which then ends it all). */
+                if (!init || signal_envelope(init, sig) == 0)
+                    kill(pid, sig);
+        }
     }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    if (pidfd >= 0)
+        close(pidfd);
+    if (info_fd >= 0)
+        close(info_fd);
+    gk_buf_free(&info);
+    while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     return st;
 }
@@ -299,7 +389,8 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     gk_landlock_build_from(&in, &plan, notes, &rs);
     gk_buf ll = {0};
     gk_strvec noexec = {0}, args = {0};
-    int fds[5] = {-1, -1, -1, -1, -1}, bwrap_fd = -1, status_pipe[2] = {-1, -1};
+    int fds[NFDS] = {-1, -1, -1, -1, -1, -1}, bwrap_fd = -1, status_pipe[2] = {-1, -1};
+    int info_pipe[2] = {-1, -1};
     char **tail = NULL; /* bwrap's own argv: "bwrap --args N -- ..." */
     if (gk_landlock_helper_text(&rs, &ll) < 0) {
         fail(out, GK_RUN_FAILED,
@@ -323,6 +414,8 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     }
     gk_strvec_push(&args, "--seccomp");
     gk_strvec_push_take(&args, gk_printf("%d", FD_SECCOMP));
+    gk_strvec_push(&args, "--info-fd");
+    gk_strvec_push_take(&args, gk_printf("%d", FD_INFO));
     gk_strvec_push(&args, "--");
     gk_strvec_push(&args, helper_at);
     gk_strvec_push(&args, "--status-fd");
@@ -386,6 +479,12 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
         goto done;
     }
     fds[4] = status_pipe[1];
+    if (pipe2(info_pipe, O_CLOEXEC) < 0 ||
+        (signal_pipe[0] < 0 && pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0)) {
+        fail(out, GK_RUN_FAILED, gk_printf("cannot make a pipe: %s", strerror(errno)));
+        goto done;
+    }
+    fds[5] = info_pipe[1];
     bwrap_fd = open(o->bwrap, O_PATH | O_CLOEXEC);
     if (bwrap_fd < 0) {
         fail(out, GK_RUN_FAILED,
@@ -394,7 +493,7 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     }
 
     struct sigaction sa = {0}, old[sizeof(forwarded) / sizeof(*forwarded)];
-    sa.sa_handler = forward_signal;
+    sa.sa_handler = note_signal;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
         sigaction(forwarded[i], &sa, &old[i]);
@@ -404,12 +503,13 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     if (pid < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot fork: %s", strerror(errno)));
     } else {
-        forward_to = pid;
         close(status_pipe[1]);
         status_pipe[1] = fds[4] = -1;
+        close(info_pipe[1]);
+        info_pipe[1] = fds[5] = -1;
         bool timed_out;
-        int st = wait_child(pid, o->timeout_ms, &timed_out);
-        forward_to = -1;
+        int st = wait_child(pid, info_pipe[0], o->timeout_ms, &timed_out);
+        info_pipe[0] = -1; /* closed by wait_child at EOF, or below */
         gk_autofree char *report = drain(status_pipe[0]);
         bool started = gk_has_prefix(report, "started\n");
         const char *after = started ? report + 8 : report;
@@ -444,9 +544,11 @@ done:
         free(tail[2]);
         free(tail);
     }
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < NFDS; i++)
         if (fds[i] >= 0)
             close(fds[i]);
+    if (info_pipe[0] >= 0)
+        close(info_pipe[0]);
     if (status_pipe[0] >= 0)
         close(status_pipe[0]);
     if (bwrap_fd >= 0)

@@ -28,7 +28,7 @@ static char *bad;      /* a policy with a syntax error */
 static const char policy_text[] =
     "grant t {\n"
     "    exec {\n"
-    "        allow cat env true false ls sleep touch sha256sum unshare gk-missing-tool;\n"
+    "        allow cat env true false ls sleep touch sha256sum unshare sh gk-missing-tool;\n"
     "        deny bash;\n"
     "    }\n"
     "    fs {\n"
@@ -210,9 +210,11 @@ START_TEST(writes_reach_the_host_and_placeholders_do_not_stay)
 }
 END_TEST
 
-/* Is a process running `sleep 7.77` (the signal test's marker) alive? */
-static bool marker_alive(void)
+/* Is a process running `sleep SECONDS` (a test's marker) alive? */
+static bool marker_alive(const char *seconds)
 {
+    char want[32];
+    int wn = snprintf(want, sizeof(want), "sleep%c%s", '\0', seconds) + 1;
     DIR *proc = opendir("/proc");
     ck_assert_ptr_nonnull(proc);
     struct dirent *e;
@@ -223,16 +225,15 @@ static bool marker_alive(void)
         gk_autofree char *path = gk_printf("/proc/%s/cmdline", e->d_name);
         size_t len = 0;
         gk_autofree char *cmd = gk_test_read(path, &len);
-        found = cmd && len == sizeof("sleep\0" "7.77") &&
-                memcmp(cmd, "sleep\0" "7.77", len) == 0;
+        found = cmd && len == (size_t)wn && memcmp(cmd, want, len) == 0;
     }
     closedir(proc);
     return found;
 }
 
-/* A signal to grantrun ends the envelope: the status says which signal,
- * and nothing of the command outlives it. */
-START_TEST(a_signal_ends_the_whole_envelope)
+/* grantrun ... -- ARGV in the background, SIGTERM once `sleep MARKER`
+ * runs; its exit status. */
+static int terminate_run(const char *marker, char *const argv[])
 {
     gk_autofree char *bin = gk_printf("%s/grantrun", gk_test_builddir());
     pid_t pid = fork();
@@ -240,19 +241,40 @@ START_TEST(a_signal_ends_the_whole_envelope)
     if (pid == 0) {
         int devnull = open("/dev/null", O_RDWR);
         dup2(devnull, 0), dup2(devnull, 1), dup2(devnull, 2);
-        execl(bin, bin, "-p", policy, "--", "sleep", "7.77", (char *)NULL);
+        char *full[16] = {bin, (char *)"-p", policy, (char *)"--"};
+        for (int i = 0; argv[i] && i < 11; i++)
+            full[4 + i] = argv[i];
+        execv(bin, full);
         _exit(99);
     }
-    for (int i = 0; i < 100 && !marker_alive(); i++)
+    for (int i = 0; i < 150 && !marker_alive(marker); i++)
         usleep(20000);
-    ck_assert_msg(marker_alive(), "the command never started");
+    ck_assert_msg(marker_alive(marker), "the command never started");
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     int st;
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM, "status 0x%x", st);
-    for (int i = 0; i < 50 && marker_alive(); i++)
+    for (int i = 0; i < 50 && marker_alive(marker); i++)
         usleep(20000);
-    ck_assert_msg(!marker_alive(), "the command outlived grantrun");
+    ck_assert_msg(!marker_alive(marker), "the command outlived grantrun");
+    ck_assert_msg(WIFEXITED(st), "grantrun itself died: 0x%x", st);
+    return WEXITSTATUS(st);
+}
+
+/* A signal to grantrun goes to the command (as from a terminal): one that
+ * does not catch it dies by it (128+N), and nothing of it outlives grantrun. */
+START_TEST(a_signal_reaches_the_command)
+{
+    char *const argv[] = {(char *)"sleep", (char *)"7.77", NULL};
+    ck_assert_int_eq(terminate_run("7.77", argv), 128 + SIGTERM);
+}
+END_TEST
+
+/* ... and one that catches it can finish on its own terms. */
+START_TEST(a_command_may_catch_the_signal)
+{
+    char *const argv[] = {(char *)"sh", (char *)"-c",
+                          (char *)"trap 'exit 42' TERM; sleep 7.78 & wait", NULL};
+    ck_assert_int_eq(terminate_run("7.78", argv), 42);
 }
 END_TEST
 
@@ -264,7 +286,8 @@ static Suite *suite(void)
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_loop_test(t, run_table, 0, (int)(sizeof(rows) / sizeof(*rows)));
     tcase_add_test(t, writes_reach_the_host_and_placeholders_do_not_stay);
-    tcase_add_test(t, a_signal_ends_the_whole_envelope);
+    tcase_add_test(t, a_signal_reaches_the_command);
+    tcase_add_test(t, a_command_may_catch_the_signal);
     suite_add_tcase(s, t);
     return s;
 }
