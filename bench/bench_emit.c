@@ -162,45 +162,37 @@ static const struct {
 /* Cold: every backend's emit on a policy that has answered nothing yet,
  * so the gate's index (built on first use) is in the time. One sample
  * compiles a fresh policy per target (not timed) and then times the
- * emits of its backends back to back, as a host emitting all four does.
- * Returns the median over samples of their sum, or -1. */
+ * emits of its backends back to back, as a host emitting all four does. */
+typedef struct cold_job {
+    const char *dir, *top;
+} cold_job;
+
+static int cold_sample(void *arg, double *seconds)
+{
+    const cold_job *job = arg;
+    *seconds = 0;
+    for (size_t t = 0; t < NTARGETS; t++) {
+        grant_policy *p = compile(targets[t].target, job->dir, job->top);
+        double a = bench_now();
+        for (size_t i = 0; i < NBACKENDS; i++) {
+            emit_job e = {p, backends[i].backend, 0};
+            if (backends[i].target == (int)t && run_emit(&e) != 0) {
+                grant_policy_free(p);
+                return -1;
+            }
+        }
+        *seconds += bench_now() - a;
+        grant_policy_free(p);
+    }
+    return 0;
+}
+
+/* The median of the cold samples, or -1. */
 static double run_cold(const char *dir, const char *top, double seconds)
 {
-    size_t n = 0, cap = 64;
-    double *s = malloc(cap * sizeof(*s)), total = 0;
-    if (!s)
-        abort();
-    while (total < seconds || n < 5) {
-        double sample = 0;
-        for (size_t t = 0; t < NTARGETS; t++) {
-            grant_policy *p = compile(targets[t].target, dir, top);
-            double a = bench_now();
-            for (size_t i = 0; i < NBACKENDS; i++) {
-                if (backends[i].target != (int)t)
-                    continue;
-                emit_job job = {p, backends[i].backend, 0};
-                if (run_emit(&job) != 0) {
-                    free(s);
-                    grant_policy_free(p);
-                    return -1;
-                }
-            }
-            sample += bench_now() - a;
-            grant_policy_free(p);
-        }
-        if (n == cap) {
-            cap *= 2;
-            s = realloc(s, cap * sizeof(*s));
-            if (!s)
-                abort();
-        }
-        s[n++] = sample;
-        total += sample;
-    }
-    qsort(s, n, sizeof(*s), bench_cmp_double);
-    double median = (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2) * 1e3;
-    free(s);
-    return median;
+    cold_job job = {dir, top};
+    timing t = {0};
+    return bench_measure_samples(cold_sample, &job, seconds, &t) == 0 ? t.median_ms : -1;
 }
 
 static void row(const char *target, const char *what, const timing *t, double proj_ms,

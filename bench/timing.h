@@ -17,6 +17,12 @@ double bench_now(void); /* seconds, monotonic */
 /* Runs of fn within budget seconds (at least 5), after one warm-up run;
  * fn's first non-zero result is returned (nothing measured then). */
 int bench_measure(bench_fn fn, void *arg, double budget, timing *t);
+/* A run that times itself (leaving out its own set-up): 0 and *seconds,
+ * or non-zero for a failure. */
+typedef int (*bench_sample_fn)(void *arg, double *seconds);
+/* Samples of fn within budget seconds of sampled time (at least 5), no
+ * warm-up; fn's first non-zero result is returned. */
+int bench_measure_samples(bench_sample_fn fn, void *arg, double budget, timing *t);
 /* For qsort of doubles. */
 int bench_cmp_double(const void *a, const void *b);
 

@@ -509,6 +509,14 @@ static char *read_link(const char *path)
  * the rest is appended lexically, so a dangling link is still followed to
  * where a create through it would land. Below /proc nothing is resolved
  * (see there). NULL after GK_MAX_SYMLINKS links. */
+/* A copy of s the cache keeps (its maps borrow their keys). */
+static const char *own_copy(gk_resolve_cache *c, const char *s)
+{
+    char *copy = gk_strdup(s);
+    gk_strvec_push_take(&c->owned, copy);
+    return copy;
+}
+
 static char *resolve_host(const char *lexical, gk_resolve_cache *cache)
 {
     gk_buf out = {0};           /* resolved so far; "" is the root */
@@ -570,11 +578,9 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache)
             int err = errno;
             if (err != EINVAL)
                 missing = true;
-            if (cache && (err == EINVAL || err == ENOENT)) {
-                char *seen = gk_strdup(out.data);
-                gk_strvec_push_take(&cache->owned, seen);
-                gk_pathmap_intern(err == EINVAL ? &cache->known : &cache->absent, seen, out.len);
-            }
+            if (cache && (err == EINVAL || err == ENOENT))
+                gk_pathmap_intern(err == EINVAL ? &cache->known : &cache->absent,
+                                  own_copy(cache, out.data), out.len);
             continue;
         }
         if (++links > GK_MAX_SYMLINKS) {
@@ -629,12 +635,6 @@ void gk_resolve_cache_free(gk_resolve_cache *cache)
  * dozen names cost fewer stats than reading a large bin directory. */
 #define LIST_AFTER_PROBES 64
 
-static const char *own_copy(gk_resolve_cache *c, const char *s)
-{
-    char *copy = gk_strdup(s);
-    gk_strvec_push_take(&c->owned, copy);
-    return copy;
-}
 
 bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char *name)
 {
@@ -657,9 +657,8 @@ bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char
             return true; /* cannot list: stat decides */
         struct dirent *e;
         while ((e = readdir(d))) {
-            char *full = gk_path_join(dir, e->d_name);
-            gk_strvec_push_take(&c->owned, full);
-            gk_pathmap_intern(&c->entries, full, strlen(full));
+            gk_autofree char *full = gk_path_join(dir, e->d_name);
+            gk_pathmap_intern(&c->entries, own_copy(c, full), strlen(full));
         }
         closedir(d);
         c->listed[id] = true;

@@ -679,7 +679,7 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
 grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
 {
     if (!v) {
-        int fast = gk_exec_index_decide(index_of(p)->exec, q, false);
+        int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ARGV1);
         if (fast >= 0)
             return (grant_answer)fast;
     }
@@ -733,7 +733,7 @@ bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
 
 grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q)
 {
-    int fast = gk_exec_index_decide(index_of(p)->exec, q, true);
+    int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ANY_ARGV1);
     if (fast >= 0)
         return (grant_answer)fast;
     return gk_decide_exec_some_argv1(&p->stack, q) ? GRANT_ALLOWED : GRANT_DENIED;

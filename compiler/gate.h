@@ -63,13 +63,11 @@ GK_HIDDEN void gk_walk_head_cached(const grant_context *ctx, const char *head,
 typedef struct gk_exec_index gk_exec_index;
 GK_HIDDEN gk_exec_index *gk_exec_index_build(const grant_policy *p);
 GK_HIDDEN void gk_exec_index_free(gk_exec_index *ix);
-/* GRANT_ALLOWED or GRANT_DENIED on resolved identities, for q->argv1 or
- * (any_argv1) for some argv[1]; -1 when the index cannot answer (more
- * layers than it has bits), and the fold must. */
-GK_HIDDEN int gk_exec_index_decide(const gk_exec_index *ix, const grant_exec_query *q,
-                                   bool any_argv1);
-/* The question asked of the index: the gate's answer for q->argv1, for
- * some argv[1], or only whether a veto (any layer's) hits q. */
+/* The question asked of the index on resolved identities: the gate's
+ * answer for q->argv1, for some argv[1], or only whether a veto (any
+ * layer's) hits q. GRANT_ALLOWED or GRANT_DENIED (for GK_EXEC_VETO:
+ * DENIED when vetoed); -1 when the index cannot answer (more layers than
+ * it has bits), and the fold must. */
 typedef enum gk_exec_question { GK_EXEC_ARGV1, GK_EXEC_ANY_ARGV1, GK_EXEC_VETO } gk_exec_question;
 GK_HIDDEN int gk_exec_index_answer(const gk_exec_index *ix, const grant_exec_query *q,
                                    gk_exec_question what);

@@ -162,26 +162,24 @@ void gk_exec_index_free(gk_exec_index *ix)
     free(ix);
 }
 
-/* The veto-dir and allow-dir bits of every proper ancestor of p (as the
- * fold's dir_holding sees them: a trailing '/' makes p its own ancestor),
- * found by carrying the hash of the prefix along the path. */
+/* The veto-dir and allow-dir bits of every proper ancestor of p, as the
+ * fold's dir_holding sees them (a trailing '/' makes p its own ancestor):
+ * every prefix gk_path_prefixes_of gives but p itself. */
 static void ancestor_bits(const gk_exec_index *ix, const char *p, uint64_t *veto_dir,
                           uint64_t *dir)
 {
-    if (!ix->nslots || p[0] != '/' || p[1] == '\0')
+    if (!ix->nslots || p[0] != '/')
         return;
-    uint64_t h = gk_fnv_step(GK_FNV_BASIS, '/');
-    for (size_t i = 0; p[i]; i++) {
-        if (i == 0 || (p[i] == '/' && p[i - 1] != '/')) {
-            long id = gk_pathmap_find(&ix->keys, p, i ? i : 1, h);
-            if (id >= 0) {
-                *veto_dir |= ix->slots[id].bits[X_VETO_DIR];
-                *dir |= ix->slots[id].bits[X_DIR];
-            }
+    gk_path_prefixes px;
+    gk_path_prefixes_of(p, &px);
+    for (size_t l = 0; l + 1 < px.n; l++) {
+        long id = gk_pathmap_find(&ix->keys, p, px.len[l], px.hash[l]);
+        if (id >= 0) {
+            *veto_dir |= ix->slots[id].bits[X_VETO_DIR];
+            *dir |= ix->slots[id].bits[X_DIR];
         }
-        if (i > 0)
-            h = gk_fnv_step(h, (unsigned char)p[i]);
     }
+    gk_path_prefixes_free(&px);
 }
 
 /* The layers whose veto patterns hit a basename. */
@@ -223,11 +221,6 @@ static bool collect_binds(const gk_exec_index *ix, const xslot *s, const gk_admi
         out[(*n)++] = ix->binds[i - 1].a;
     }
     return true;
-}
-
-int gk_exec_index_decide(const gk_exec_index *ix, const grant_exec_query *q, bool any_argv1)
-{
-    return gk_exec_index_answer(ix, q, any_argv1 ? GK_EXEC_ANY_ARGV1 : GK_EXEC_ARGV1);
 }
 
 int gk_exec_index_answer(const gk_exec_index *ix, const grant_exec_query *q, gk_exec_question what)

@@ -198,7 +198,8 @@ static char *canonical_of(const grant_context *ctx, const char *path, gk_resolve
 /* On the host, every program on PATH that a veto (by pattern, or a name
  * reached through another spelling) hits is listed, so a backend can mask
  * the file itself. Offline there is nothing to list. */
-static void veto_matches_on_path(gk_projection *pr, const grant_policy *p)
+static void veto_matches_on_path(gk_projection *pr, const grant_policy *p,
+                                 gk_resolve_cache *cache)
 {
     const grant_context *ctx = p->ctx;
     bool any = false;
@@ -208,10 +209,10 @@ static void veto_matches_on_path(gk_projection *pr, const grant_policy *p)
     if (!any || ctx->target != GRANT_TARGET_HOST || !ctx->path)
         return;
     /* Thousands of entries under a dozen directories: resolve each
-     * directory once, remember what is no link while following links, and
-     * list a directory PATH names twice (/bin and /usr/bin on a merged
-     * /usr) once: its entries' canonical files are the same. */
-    gk_resolve_cache cache = {0};
+     * directory once, remember (in the projection's cache) what is no link
+     * while following links, and list a directory PATH names twice (/bin
+     * and /usr/bin on a merged /usr) once: its entries' canonical files
+     * are the same. */
     typedef struct listing {
         char *real;
         gk_strvec names, canon; /* canon[i] "" when names[i] resolves nowhere */
@@ -222,7 +223,7 @@ static void veto_matches_on_path(gk_projection *pr, const grant_policy *p)
     for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
         if (d[0] != '/')
             continue;
-        char *d_real = gk_resolve_host_cached(d, &cache);
+        char *d_real = gk_resolve_host_cached(d, cache);
         if (!d_real)
             continue;
         listing *l = NULL;
@@ -247,7 +248,7 @@ static void veto_matches_on_path(gk_projection *pr, const grant_policy *p)
                 if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
                     gk_autofree char *w = gk_path_join(d, e->d_name);
                     struct stat st;
-                    c = gk_resolve_host_cached(w, &cache);
+                    c = gk_resolve_host_cached(w, cache);
                     if (c && stat(c, &st) != 0) {
                         free(c);
                         c = NULL;
@@ -279,7 +280,6 @@ static void veto_matches_on_path(gk_projection *pr, const grant_policy *p)
     }
     free(seen);
     free(list);
-    gk_resolve_cache_free(&cache);
 }
 
 /* Keys borrowed from the frames, sorted and unique. */
@@ -378,7 +378,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
             free(c);
         }
     }
-    veto_matches_on_path(pr, p);
+    veto_matches_on_path(pr, p, &cache);
     gk_strvec_sort_unique(&pr->exec_admit);
     gk_strvec_sort_unique(&pr->exec_veto);
     if (pr->exec_restricted && pr->fs_restricted) {
