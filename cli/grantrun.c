@@ -293,7 +293,7 @@ int main(int argc, char **argv)
         goto out;
 
     env = command_env(&o);
-    bwrap = o.bwrap ? strdup(o.bwrap) : gk_launch_find_program("bwrap", getenv("PATH"));
+    bwrap = o.bwrap ? strdup(o.bwrap) : gk_launch_find_program(policy, "bwrap", getenv("PATH"));
     if (!bwrap || bwrap[0] != '/') {
         cli_error("confinement unavailable: no bubblewrap (bwrap) on PATH; install it or pass "
                   "--bwrap PATH; nothing ran");

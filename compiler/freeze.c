@@ -640,7 +640,11 @@ bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char
 {
     if (!c)
         return true;
-    size_t id = gk_pathmap_intern(&c->dirs, own_copy(c, dir), strlen(dir));
+    size_t dlen = strlen(dir);
+    long known = gk_pathmap_find(&c->dirs, dir, dlen, gk_fnv(dir, dlen));
+    /* A copy only for a directory seen the first time: this runs per name
+     * per PATH entry. */
+    size_t id = known >= 0 ? (size_t)known : gk_pathmap_intern(&c->dirs, own_copy(c, dir), dlen);
     if (id >= c->capdirs) {
         size_t cap = c->capdirs ? c->capdirs * 2 : 16;
         while (cap <= id)

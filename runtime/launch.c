@@ -15,6 +15,7 @@
 #include "launch.h"
 #include "bwrap.h"
 #include "frame.h"
+#include "gate.h"
 #include "projection.h"
 #include "seccomp.h"
 
@@ -53,22 +54,12 @@ void gk_launch_result_clear(gk_launch_result *r)
     memset(r, 0, sizeof(*r));
 }
 
-char *gk_launch_find_program(const char *name, const char *path_env)
+char *gk_launch_find_program(const grant_policy *p, const char *name, const char *path_env)
 {
-    if (strchr(name, '/'))
-        return name[0] == '/' && access(name, X_OK) == 0 ? gk_strdup(name) : NULL;
-    gk_autofree char *list = gk_strdup(path_env ? path_env : "");
-    char *save = NULL;
-    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        if (d[0] != '/')
-            continue; /* a relative entry would make the working directory part of PATH */
-        char *cand = gk_path_join(d, name);
-        struct stat st;
-        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-            return cand;
-        free(cand);
-    }
-    return NULL;
+    char *walked = NULL, *canonical = NULL;
+    gk_walk_head(p->ctx, name, path_env, "/", &walked, &canonical);
+    free(canonical);
+    return walked;
 }
 
 static const char *env_get(const char *const *env, const char *name)

@@ -47,8 +47,10 @@ GK_HIDDEN int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_di
                         gk_buf *described, gk_launch_result *out);
 GK_HIDDEN void gk_launch_result_clear(gk_launch_result *r);
 
-/* The first executable `name` on the absolute entries of path_env, or
- * NULL. Caller frees. */
-GK_HIDDEN char *gk_launch_find_program(const char *name, const char *path_env);
+/* Where the PATH walk of the policy's context finds `name` in path_env
+ * (absolute entries only, an executable regular file: the gate's own
+ * walk), or NULL. Caller frees. */
+GK_HIDDEN char *gk_launch_find_program(const grant_policy *p, const char *name,
+                                       const char *path_env);
 
 #endif
