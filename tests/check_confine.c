@@ -150,6 +150,13 @@ static int probe_int80(long arg)
 #endif
 }
 
+/* getpid through x32 syscall numbers (bit 30 set). */
+static int probe_x32(long arg)
+{
+    (void)arg;
+    return outcome(syscall(0x40000000L | SYS_getpid));
+}
+
 /* mount(2) in a fresh user and mount namespace, where it is otherwise
  * allowed. */
 static int probe_mount(long arg)
@@ -231,6 +238,7 @@ START_TEST(filters_kill_a_foreign_abi)
     int fd = gk_seccomp_main_fd(true);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(in_child(fd, probe_int80, 0), 128 + SIGSYS);
+    ck_assert_int_eq(in_child(fd, probe_x32, 0), 128 + SIGSYS);
     close(fd);
 #endif
 }
