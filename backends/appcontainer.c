@@ -30,8 +30,8 @@
  * it runs; absent deny/readonly names inside a writable region are occupied
  * by an empty directory (a placeholder) so the command cannot create them.
  */
-#include "backend.h"
-#include "json_out.h"
+#include "backends/backend.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <nettle/sha2.h>
@@ -346,7 +346,7 @@ static void plan_finish(ac_ctx *c)
 static bool any_subcommands(const grant_policy *p)
 {
     for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_frame *f = p->stack.v[i];
+        const gk_layer *f = p->stack.v[i];
         if (!f->has_exec)
             continue;
         const gk_admits *lists[2] = {&f->exec.names, &f->exec.files};

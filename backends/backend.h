@@ -11,7 +11,7 @@
 #ifndef GK_BACKEND_H
 #define GK_BACKEND_H
 
-#include "projection.h"
+#include "gate/gate.h"
 
 /* What a launcher (grantrun) changes in the Linux plan; NULL when
  * emitting for a person to read. */
@@ -38,5 +38,111 @@ GK_HIDDEN int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_b
  * lowercase hex: names the AppContainer profile ("grantkit.<first 12
  * hex>"). Caller frees. */
 GK_HIDDEN char *gk_policy_digest(const grant_policy *p);
+
+/* ---- the Linux mount plan: the Linux mount plan shared by the bwrap and Landlock emitters
+ * and, later, grantrun.
+ *
+ * gk_bwrap_plan_build renders a projection into bubblewrap's arguments
+ * (everything bwrap takes before `--`) and says which host paths bwrap will
+ * create as mountpoints while setting up (placeholders), so that whoever
+ * launches it can remove them after the run. The Landlock emitter reads the
+ * same plan's mounts, so its rules mirror the binds exactly.
+ *
+ * Ownership: a gk_bwrap_plan owns every string in it; free with
+ * gk_bwrap_plan_free.
+ */
+
+
+/* What the command may do below a mount's destination. */
+typedef enum gk_area {
+    GK_AREA_NONE,    /* not visible: the sandbox root's own tmpfs */
+    GK_AREA_HOST_RO, /* a read-only bind of a host path */
+    GK_AREA_HOST_RW, /* a writable bind of a host path: creations reach the host */
+    GK_AREA_PRIV_RO, /* bwrap's own /proc */
+    GK_AREA_PRIV_RW, /* a private tmpfs (/tmp, /dev): creations vanish with the run */
+} gk_area;
+
+typedef enum gk_mount_role {
+    GK_MOUNT_SYSTEM,   /* --proc, --dev, --tmpfs /tmp, --dev-bind / / */
+    GK_MOUNT_IMPLICIT, /* the target's implicit read set */
+    GK_MOUNT_READ,     /* a readable region */
+    GK_MOUNT_WRITE,    /* a writable region */
+    GK_MOUNT_PIN,      /* a writable self-bind that pins a directory (rename: EBUSY) */
+    GK_MOUNT_READONLY, /* a readonly entry (or policy source) re-bound read-only */
+    GK_MOUNT_DEVICE,   /* one device of the implicit set (Landlock only; --dev makes it) */
+} gk_mount_role;
+
+/* One mount (or symlink) in the order bwrap performs it. */
+typedef struct gk_mount {
+    gk_mount_role role;
+    const char *flag;  /* "--ro-bind-try", "--symlink", ... (static) */
+    char *src;         /* emitted source, NULL for --proc/--dev/--tmpfs */
+    char *dest;        /* path inside the sandbox */
+    char *host;        /* host path whose tree appears at dest; NULL when private */
+    char *link;        /* --symlink: absolute path (in the sandbox) the link points to */
+    gk_area area;
+    bool mkdir;        /* emit `--dir DEST` first (a pinned dir a mask will create) */
+    bool is_file;      /* dest is not a directory (stat on the host, or assumed offline) */
+} gk_mount;
+
+typedef struct gk_bwrap_plan {
+    gk_strvec argv;         /* bwrap's arguments before `--`, in order */
+    size_t insert_at;       /* index in argv where a launcher adds its own mounts
+                             * (helper, scratch root): after the policy's mounts,
+                             * before the masks (so none is hidden) and before
+                             * --remount-ro / (so mountpoints can still be made) */
+    gk_strvec placeholders; /* host paths bwrap creates (deepest first): after the
+                             * run remove each that is still an empty directory or
+                             * empty regular file, in this order */
+    gk_mount *mounts;       /* the mounts of argv, in order (masks excluded) */
+    size_t nmounts;
+    gk_strvec masks;        /* sandbox paths masked (sorted) */
+    bool offline;           /* built without looking at this host */
+} gk_bwrap_plan;
+
+/* Build the plan of in->proj. Fidelity notes go to notes (file "bwrap").
+ * Reads the host (one lstat per entry) only for host-target policies. */
+GK_HIDDEN void gk_bwrap_plan_build(const gk_emit_input *in, grant_diags *notes,
+                                   gk_bwrap_plan *out);
+/* The mounts alone (no masks, no placeholders): what the Landlock
+ * ruleset mirrors, at about half the cost. */
+GK_HIDDEN void gk_bwrap_plan_build_mounts(const gk_emit_input *in, grant_diags *notes,
+                                          gk_bwrap_plan *out);
+GK_HIDDEN void gk_bwrap_plan_free(gk_bwrap_plan *p);
+
+/* The Landlock ruleset of a projection (landlock.c): rights in the
+ * kernel's bit values, already limited to what `abi` handles and, on a
+ * file, to file rights; rules sorted by path, one per path, named as the
+ * sandbox sees them (they mirror the plan's mounts). Owns its paths. */
+typedef struct gk_ll_rule {
+    char *path;
+    uint32_t access;
+    bool file;
+} gk_ll_rule;
+
+typedef struct gk_ll_ruleset {
+    int abi;           /* the ABI assumed (the host's, or 3 offline) */
+    uint32_t handled;  /* handled_access_fs */
+    gk_ll_rule *v;
+    size_t n, cap;
+} gk_ll_ruleset;
+
+GK_HIDDEN void gk_landlock_build(const gk_emit_input *in, grant_diags *notes, gk_ll_ruleset *out);
+/* The same from a plan already built for in (a launcher has one). */
+GK_HIDDEN void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *plan,
+                                      grant_diags *notes, gk_ll_ruleset *out);
+GK_HIDDEN void gk_landlock_free(gk_ll_ruleset *rs);
+/* The ruleset in grantkit-helper's input format (runtime/helper.c);
+ * -EINVAL for a path holding a newline, which that format cannot carry. */
+GK_HIDDEN int gk_landlock_helper_text(const gk_ll_ruleset *rs, gk_buf *out);
+
+/* Tests only: the Landlock ABI a host-target emit assumes instead of asking
+ * the kernel (0, the default: ask), so host goldens do not depend on the
+ * kernel they run on. */
+GK_HIDDEN extern int gk_landlock_abi_override;
+
+/* Offline guess at whether a path names a file rather than a directory (an
+ * extension, or a well-known dotfile such as .netrc). */
+GK_HIDDEN bool gk_bwrap_filelike(const char *path);
 
 #endif

@@ -40,8 +40,8 @@
  * - The environment is minimal and deterministic (HOME, LANG=C.UTF-8, PATH,
  *   USER from the freeze context); grantrun passes the command's own.
  */
-#include "bwrap.h"
-#include "pathmap.h"
+#include "backends/backend.h"
+#include "common/pathmap.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -708,7 +708,7 @@ static void finish_masks(builder *b)
 static bool veto_dir(const grant_policy *p, const char *v)
 {
     for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_frame *f = p->stack.v[i];
+        const gk_layer *f = p->stack.v[i];
         if (f->has_exec && gk_entries_has(&f->exec.veto_dirs, v))
             return true;
     }
@@ -811,7 +811,7 @@ static bool cwd_visible(builder *b, const char *cwd)
 static bool any_subcommands(const grant_policy *p)
 {
     for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_frame *f = p->stack.v[i];
+        const gk_layer *f = p->stack.v[i];
         if (!f->has_exec)
             continue;
         for (size_t k = 0; k < f->exec.names.n; k++)

@@ -1,6 +1,7 @@
 /* emit.c - grant_emit: build the projection once and hand it to the
  * backend's emitter. */
-#include "backend.h"
+#include "backends/backend.h"
+#include "ir/ir.h"
 
 #include <errno.h>
 #include <nettle/sha2.h>

@@ -22,7 +22,7 @@
  * a granted tree cannot be expressed: each is a fidelity note (the bwrap
  * masks and read-only re-binds carry them).
  */
-#include "bwrap.h"
+#include "backends/backend.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -191,7 +191,7 @@ static int host_abi(grant_diags *notes)
 static bool admitted_dir(const grant_policy *p, const char *a)
 {
     for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_frame *f = p->stack.v[i];
+        const gk_layer *f = p->stack.v[i];
         if (f->has_exec && gk_entries_has(&f->exec.dirs, a))
             return true;
     }
@@ -201,7 +201,7 @@ static bool admitted_dir(const grant_policy *p, const char *a)
 static bool veto_dir(const grant_policy *p, const char *v)
 {
     for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_frame *f = p->stack.v[i];
+        const gk_layer *f = p->stack.v[i];
         if (f->has_exec && gk_entries_has(&f->exec.veto_dirs, v))
             return true;
     }

@@ -42,7 +42,7 @@
  * a comment block lists the parameters used, one `;; -D NAME=VALUE` line
  * each, as sandbox-exec and `grantc sbpl eval` take them.
  */
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -617,10 +617,10 @@ static void regions(sb *s)
     }
 }
 
-static bool any_frame_has(const grant_policy *p, const char *key, bool dirs_only_veto)
+static bool any_layer_has(const grant_policy *p, const char *key, bool dirs_only_veto)
 {
     for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_frame *f = p->stack.v[i];
+        const gk_layer *f = p->stack.v[i];
         if (f->has_exec &&
             gk_entries_has(dirs_only_veto ? &f->exec.veto_dirs : &f->exec.dirs, key))
             return true;
@@ -644,13 +644,13 @@ static void exec_rules(sb *s)
             const char *a = pr->exec_admit.v[i];
             if (!twin_listed(s, &pr->exec_admit, i))
                 rule1(s, "allow", "process-exec",
-                      any_frame_has(p, a, false) ? "subpath" : "literal", a, NULL);
+                      any_layer_has(p, a, false) ? "subpath" : "literal", a, NULL);
         }
     }
     for (size_t i = 0; i < pr->exec_veto.n; i++) {
         const char *v = pr->exec_veto.v[i];
         if (!twin_listed(s, &pr->exec_veto, i))
-            rule1(s, "deny", "process-exec", any_frame_has(p, v, true) ? "subpath" : "literal",
+            rule1(s, "deny", "process-exec", any_layer_has(p, v, true) ? "subpath" : "literal",
                   v, NULL);
     }
     /* Names and patterns, from every layer, in sorted order. A name or file
@@ -659,7 +659,7 @@ static void exec_rules(sb *s)
      * as a veto, and one an admitted dir must not undo. */
     gk_strvec names = {0}, pats = {0}, never = {0};
     for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_frame *f = p->stack.v[i];
+        const gk_layer *f = p->stack.v[i];
         if (!f->has_exec)
             continue;
         for (size_t k = 0; k < f->exec.veto_names.n; k++)
@@ -775,7 +775,7 @@ static void subcommand_notes(sb *s)
 {
     gk_strvec keys = {0};
     for (size_t i = 0; i < s->p->stack.n; i++) {
-        const gk_frame *f = s->p->stack.v[i];
+        const gk_layer *f = s->p->stack.v[i];
         if (!f->has_exec)
             continue;
         const gk_admits *as[2] = {&f->exec.names, &f->exec.files};

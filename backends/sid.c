@@ -22,7 +22,7 @@
  * table is older than glibc's Unicode version, so a recently added letter
  * may map here and not there (documented in grantc(1)).
  */
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <errno.h>
 #include <locale.h>

@@ -38,10 +38,10 @@
 #include <unistd.h>
 
 #include "grant/grant.h"
-#include "backend.h"
+#include "backends/backend.h"
 #include "timing.h"
 #include "gen_policy.h"
-#include "projection.h"
+#include "gate/gate.h"
 
 #define BENCH_DEFAULT_SEED UINT64_C(0x6772616e746b6974) /* "grantkit" */
 #define BENCH_TARGET_MS 5.0

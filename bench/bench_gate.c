@@ -68,7 +68,7 @@
 #include <unistd.h>
 
 #include "grant/grant.h"
-#include "gate.h"
+#include "gate/gate.h"
 #include "gen_policy.h"
 
 #define BENCH_DEFAULT_SEED UINT64_C(0x6772616e746b6974) /* "grantkit" */
@@ -331,7 +331,7 @@ static void collect(gate_setup *g)
 {
     const grant_policy *p = g->p;
     for (size_t l = 0; l < p->stack.n; l++) {
-        const gk_frame *f = p->stack.v[l];
+        const gk_layer *f = p->stack.v[l];
         if (f->has_fs) {
             collect_regions(&g->read_regions, &f->fs.read);
             collect_regions(&g->write_regions, &f->fs.write);

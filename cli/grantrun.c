@@ -18,7 +18,7 @@
 
 #include "cli_cmd.h"
 #include "cli_util.h"
-#include "launch.h"
+#include "runtime/launch.h"
 
 #ifndef GK_HELPER_PATH
 #define GK_HELPER_PATH "/usr/local/libexec/grantkit/grantkit-helper"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ast.h"
+#include "syntax/syntax.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* fuzz_gate.c - libFuzzer target for the gate and the lattice.
  *
  * The input bytes are choices: they drive a small generator of random
- * stacks (frames built through the internal API, as tests/check_lattice.c
+ * stacks (layers built through the internal API, as tests/check_lattice.c
  * does, over a small universe of paths and names so that regions nest,
  * overlap and miss) and of queries over the same universe. Once the bytes
  * run out, a generator seeded by a hash of the input keeps choosing, so a
@@ -9,7 +9,7 @@
  * meet (gk_stack_meet and the public grant_policy_meet), policies of a, b
  * and the meet on an offline linux context (implicit grants on or off,
  * sometimes a protected policy source), and the join of a's and b's first
- * frames. Invariants (a broken one aborts, so libFuzzer keeps the input):
+ * layers. Invariants (a broken one aborts, so libFuzzer keeps the input):
  *   - meet is exactly conjunction: decide(meet(a, b), q) == decide(a, q) &&
  *     decide(b, q), for the plain fold and for the gate (with implicit
  *     grants and sources);
@@ -21,7 +21,7 @@
  *     explaining fold) and grant_check_exec_query answer as gk_decide_exec,
  *     and "admitted for some argv[1]" (index and fold) as gk_decide_exec
  *     for one word; the host gates as gk_decide_gate;
- *   - gk_frame_join is sound (never allows what both sides deny) and, when
+ *   - gk_layer_join is sound (never allows what both sides deny) and, when
  *     it says it is not lossy, exactly the union;
  *   - every verdict names an origin and a rule, and grant_verdict_json
  *     returns a JSON object with all seven keys and the verdict's answer.
@@ -31,8 +31,9 @@
  * every key anyway).
  */
 #include "common.h"
-#include "frame.h"
-#include "gate.h"
+#include "lattice/lattice.h"
+#include "gate/gate.h"
+#include "ir/ir.h"
 
 #include <jansson.h>
 
@@ -92,7 +93,7 @@ static const char *const gates[] = {"net", "shell.chdir", "editor.read", "editor
                                     "editor.tui"};
 static const char *const origins[] = {"a.grant:1", "b.grant:7", "base/x.grant:12", "t:3"};
 
-/* ---- frames and stacks ----------------------------------------------------------- */
+/* ---- layers and stacks ----------------------------------------------------------- */
 
 static void add_region(chooser *c, gk_regions *r)
 {
@@ -119,9 +120,9 @@ static void add_admit(chooser *c, gk_admits *a, const char *key)
     GK_VEC_PUSH(a->v, a->n, a->cap, x);
 }
 
-static gk_frame *rnd_frame(chooser *c, unsigned id)
+static gk_layer *rnd_layer(chooser *c, unsigned id)
 {
-    gk_frame *f = gk_frame_new();
+    gk_layer *f = gk_layer_new();
     f->name = gk_printf("f%u", id);
     f->origin = gk_printf("f%u.grant:1", id);
     if (coin(c, 75)) {
@@ -172,7 +173,7 @@ static gk_frame *rnd_frame(chooser *c, unsigned id)
         f->ed_tui = rnd_tri(c);
     }
     f->audit = coin(c, 20);
-    gk_frame_canonicalize(f);
+    gk_layer_canonicalize(f);
     return f;
 }
 
@@ -182,7 +183,7 @@ static void rnd_stack(chooser *c, gk_stack *s, unsigned *id)
 {
     size_t n = take(c) == 0xff ? 65 + pick(c, 4) : 1 + pick(c, 3);
     for (; n > 0; n--)
-        gk_stack_push(s, rnd_frame(c, (*id)++));
+        gk_stack_push(s, rnd_layer(c, (*id)++));
 }
 
 /* ---- queries ------------------------------------------------------------------------ */
@@ -245,9 +246,9 @@ static bool stack_decide(const gk_stack *s, const query *x)
     }
 }
 
-static bool frame_decide(const gk_frame *f, const query *x)
+static bool layer_decide(const gk_layer *f, const query *x)
 {
-    gk_stack s = {(gk_frame **)&f, 1, 1};
+    gk_stack s = {(gk_layer **)&f, 1, 1};
     return stack_decide(&s, x);
 }
 
@@ -256,7 +257,7 @@ static bool frame_decide(const gk_frame *f, const query *x)
 typedef struct world {
     grant_policy *pa, *pb, *pab; /* pab: grant_policy_meet(pa, pb) */
     gk_stack ab;                 /* gk_stack_meet(a, b) */
-    gk_frame *fa, *fb, *join;
+    gk_layer *fa, *fb, *join;
     bool lossy, implicit, sources;
 } world;
 
@@ -288,8 +289,8 @@ __attribute__((noreturn)) static void broken(const char *law, const world *w, co
         gk_buf_printf(&b, "---- stack %c\n%s\n", "ab"[k], ir ? ir : "(no IR)");
         free(ir);
     }
-    char *j = gk_ir_frame(w->join, true);
-    gk_buf_printf(&b, "---- join of their first frames (lossy: %s)\n%s\n", w->lossy ? "yes" : "no",
+    char *j = gk_ir_layer(w->join, true);
+    gk_buf_printf(&b, "---- join of their first layers (lossy: %s)\n%s\n", w->lossy ? "yes" : "no",
                   j ? j : "(no IR)");
     free(j);
     free(q);
@@ -418,7 +419,7 @@ static void check_query(const world *w, const gk_stack *a, const gk_stack *b, co
     if (w->implicit && x->kind < 2 && ((da && !ga) || (db && !gb)) && !w->sources)
         broken("implicit grants took authority away", w, x);
     /* join: sound; exact when not lossy. */
-    bool ja = frame_decide(w->fa, x), jb = frame_decide(w->fb, x), dj = frame_decide(w->join, x);
+    bool ja = layer_decide(w->fa, x), jb = layer_decide(w->fb, x), dj = layer_decide(w->join, x);
     if (dj && !ja && !jb)
         broken("join allows what both sides deny", w, x);
     if (!w->lossy && dj != (ja || jb))
@@ -489,7 +490,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     w.fa = a.v[0];
     w.fb = b.v[0];
-    w.join = gk_frame_join(w.fa, w.fb, &w.lossy);
+    w.join = gk_layer_join(w.fa, w.fb, &w.lossy);
 
     size_t nq = 8 + pick(&c, 25);
     for (size_t k = 0; k < nq; k++) {
@@ -498,7 +499,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_query(&w, &a, &b, &x, k);
     }
 
-    gk_frame_free(w.join);
+    gk_layer_free(w.join);
     grant_policy_free(w.pa);
     grant_policy_free(w.pb);
     grant_policy_free(w.pab);

@@ -12,12 +12,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "launch.h"
-#include "bwrap.h"
-#include "frame.h"
-#include "gate.h"
-#include "projection.h"
-#include "seccomp.h"
+#include "runtime/launch.h"
+#include "backends/backend.h"
+#include "lattice/lattice.h"
+#include "gate/gate.h"
+#include "runtime/seccomp.h"
 
 #include <errno.h>
 #include <dirent.h>

@@ -9,7 +9,7 @@
 #define GK_LAUNCH_H
 
 #include "grant/grant.h"
-#include "util.h"
+#include "common/util.h"
 
 /* grantrun's exit statuses (cli.md). */
 enum {

@@ -2,7 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "seccomp.h"
+#include "runtime/seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>

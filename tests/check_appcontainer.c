@@ -32,8 +32,7 @@
  *    its ACE table and path literals decode to exactly the JSON plan.
  */
 #include "testutil.h"
-#include "gate.h"
-#include "projection.h"
+#include "gate/gate.h"
 
 #include <errno.h>
 #include <jansson.h>

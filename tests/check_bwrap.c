@@ -31,9 +31,9 @@
  * exactly as it was. A missing bwrap fails the suite.
  */
 #include "testutil.h"
-#include "bwrap.h"
-#include "frame.h"
-#include "gate.h"
+#include "backends/backend.h"
+#include "lattice/lattice.h"
+#include "gate/gate.h"
 
 #include <errno.h>
 #include <ftw.h>

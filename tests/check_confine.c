@@ -12,8 +12,8 @@
  * Suites that need bwrap or Landlock fail, not skip, when either is
  * missing: this project's CI machine has both.
  */
-#include "bwrap.h"
-#include "seccomp.h"
+#include "backends/backend.h"
+#include "runtime/seccomp.h"
 #include "testutil.h"
 
 #include <errno.h>

@@ -12,7 +12,7 @@
  * And every such .yaml file: yaml -> grant -> yaml equals fmt --to yaml.
  */
 #include "testutil.h"
-#include "ast.h"
+#include "syntax/syntax.h"
 
 #include <jansson.h>
 

@@ -8,7 +8,7 @@
  * own forked process with a controlled environment.
  */
 #include "testutil.h"
-#include "freeze.h"
+#include "freeze/freeze.h"
 
 #include <errno.h>
 #include <ftw.h>

@@ -70,9 +70,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "gate.h"
-#include "projection.h"
+#include "lattice/lattice.h"
+#include "gate/gate.h"
 #include "testutil.h"
 
 /* ---- scratch directories --------------------------------------------------- */
@@ -778,7 +777,7 @@ static gk_strvec policy_prefixes(const grant_policy *p, const gk_projection *pr)
     push_region_paths(&v, &pr->readonly);
     push_region_paths(&v, &pr->deny);
     for (size_t l = 0; l < p->stack.n; l++) {
-        const gk_frame *f = p->stack.v[l];
+        const gk_layer *f = p->stack.v[l];
         if (!f->has_fs)
             continue;
         push_region_paths(&v, &f->fs.read);
@@ -841,7 +840,7 @@ static void collect_exec(const grant_policy *p, gk_strvec *names, gk_strvec *fil
                          gk_strvec *dirs, gk_strvec *subs)
 {
     for (size_t l = 0; l < p->stack.n; l++) {
-        const gk_frame *f = p->stack.v[l];
+        const gk_layer *f = p->stack.v[l];
         if (!f->has_exec)
             continue;
         const gk_exec_dim *x = &f->exec;

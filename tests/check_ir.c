@@ -11,9 +11,9 @@
  * comparing (review the diff before committing it).
  */
 #include "testutil.h"
-#include "frame.h"
-#include "json_out.h"
-#include "projection.h"
+#include "ir/ir.h"
+#include "common/json.h"
+#include "gate/gate.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -247,7 +247,7 @@ static void assert_roundtrip(const char *what, const grant_policy *p, const gran
         }
         ck_assert_uint_eq(q->stack.n, p->stack.n);
         for (size_t i = 0; i < p->stack.n; i++)
-            ck_assert(gk_frame_equal(q->stack.v[i], p->stack.v[i]));
+            ck_assert(gk_layer_equal(q->stack.v[i], p->stack.v[i]));
         grant_policy_free(q);
         grant_diags_free(d);
     }
@@ -314,7 +314,7 @@ START_TEST(test_targets)
 }
 END_TEST
 
-/* ---- hand-built frames: every shape, no compiler needed ------------------- */
+/* ---- hand-built layers: every shape, no compiler needed ------------------- */
 
 static void add_region(gk_regions *r, const char *path, const char *real)
 {
@@ -334,9 +334,9 @@ static void add_admit(gk_admits *a, const char *key, const char *const *subs, si
 }
 
 /* Layer 1: everything restricted. */
-static gk_frame *frame_full(void)
+static gk_layer *layer_full(void)
 {
-    gk_frame *f = gk_frame_new();
+    gk_layer *f = gk_layer_new();
     f->name = gk_strdup("full");
     f->origin = gk_strdup("hand.grant:1");
     f->has_exec = true;
@@ -367,14 +367,14 @@ static gk_frame *frame_full(void)
     f->ed_write = GK_TRI_FALSE;
     f->ed_tui = GK_TRI_NONE;
     f->audit = true;
-    gk_frame_canonicalize(f);
+    gk_layer_canonicalize(f);
     return f;
 }
 
 /* Layer 2: deny-only sections, empty shell, net allowed. */
-static gk_frame *frame_overlay(void)
+static gk_layer *layer_overlay(void)
 {
-    gk_frame *f = gk_frame_new();
+    gk_layer *f = gk_layer_new();
     f->name = gk_strdup("overlay");
     f->origin = gk_strdup("over.grant:2");
     f->has_exec = true;
@@ -384,14 +384,14 @@ static gk_frame *frame_overlay(void)
     add_region(&f->fs.readonly, "/w/.grant", "/w/.grant");
     f->net = GK_TRI_TRUE;
     f->has_shell = true;
-    gk_frame_canonicalize(f);
+    gk_layer_canonicalize(f);
     return f;
 }
 
 /* Layer 3: abstains everywhere; empty exec/fs admit nothing. */
-static gk_frame *frame_empty(bool empty_sections)
+static gk_layer *layer_empty(bool empty_sections)
 {
-    gk_frame *f = gk_frame_new();
+    gk_layer *f = gk_layer_new();
     f->name = gk_strdup(empty_sections ? "nothing" : "abstain");
     f->origin = gk_strdup("empty.grant:1");
     if (empty_sections) {
@@ -400,28 +400,28 @@ static gk_frame *frame_empty(bool empty_sections)
         f->has_fs = true;
         f->fs.restricted = true;
     }
-    gk_frame_canonicalize(f);
+    gk_layer_canonicalize(f);
     return f;
 }
 
 static grant_policy *policy_hand(const grant_context *ctx)
 {
     grant_policy *p = gk_policy_new(ctx);
-    gk_stack_push(&p->stack, frame_full());
-    gk_stack_push(&p->stack, frame_overlay());
-    gk_stack_push(&p->stack, frame_empty(false));
-    gk_stack_push(&p->stack, frame_empty(true));
+    gk_stack_push(&p->stack, layer_full());
+    gk_stack_push(&p->stack, layer_overlay());
+    gk_stack_push(&p->stack, layer_empty(false));
+    gk_stack_push(&p->stack, layer_empty(true));
     gk_source *s = gk_source_new("hand.grant", "grant full {}", 13);
     gk_policy_add_source(p, "hand.grant", s);
     gk_source_unref(s);
     return p;
 }
 
-START_TEST(test_frame_shape)
+START_TEST(test_layer_shape)
 {
     /* The exact layer shape of the spec (§7), pinned byte for byte. */
-    gk_frame *f = frame_full();
-    gk_autofree char *s = gk_ir_frame(f, false);
+    gk_layer *f = layer_full();
+    gk_autofree char *s = gk_ir_layer(f, false);
     const char *want =
         "{\"audit\":true,\"editor\":{\"read\":true,\"tui\":null,\"write\":false},"
         "\"exec\":{\"allow\":{\"dirs\":[\"/usr/bin\"],"
@@ -435,30 +435,30 @@ START_TEST(test_frame_shape)
         "\"readonly\":[{\"path\":\"/w/.git/hooks\",\"real\":\"/w/.git/hooks\"}],"
         "\"write\":[{\"path\":\"/w\",\"real\":\"/w\"}]},"
         "\"name\":\"full\",\"net\":false,\"origin\":\"hand.grant:1\",\"shell\":{\"chdir\":true}}";
-    assert_same_text("full frame", s, want);
-    gk_frame_free(f);
+    assert_same_text("full layer", s, want);
+    gk_layer_free(f);
 
-    f = frame_overlay();
-    gk_autofree char *o = gk_ir_frame(f, false);
-    assert_same_text("overlay frame", o,
+    f = layer_overlay();
+    gk_autofree char *o = gk_ir_layer(f, false);
+    assert_same_text("overlay layer", o,
                      "{\"audit\":false,\"editor\":null,\"exec\":{\"allow\":null,"
                      "\"deny\":{\"dirs\":[],\"files\":[],\"match\":[],\"names\":[\"sh\"]}},"
                      "\"fs\":{\"deny\":[{\"path\":\"/etc/shadow\",\"real\":\"/etc/shadow\"}],"
                      "\"read\":null,\"readonly\":[{\"path\":\"/w/.grant\",\"real\":\"/w/.grant\"}],"
                      "\"write\":null},\"name\":\"overlay\",\"net\":true,"
                      "\"origin\":\"over.grant:2\",\"shell\":{\"chdir\":null}}");
-    gk_frame_free(f);
+    gk_layer_free(f);
 
-    f = frame_empty(false);
-    gk_autofree char *a = gk_ir_frame(f, false);
-    assert_same_text("abstaining frame", a,
+    f = layer_empty(false);
+    gk_autofree char *a = gk_ir_layer(f, false);
+    assert_same_text("abstaining layer", a,
                      "{\"audit\":false,\"editor\":null,\"exec\":null,\"fs\":null,"
                      "\"name\":\"abstain\",\"net\":null,\"origin\":\"empty.grant:1\",\"shell\":null}");
-    gk_frame_free(f);
+    gk_layer_free(f);
 
-    f = frame_empty(true);
-    gk_autofree char *e = gk_ir_frame(f, true);
-    assert_same_text("empty-sections frame (pretty)", e,
+    f = layer_empty(true);
+    gk_autofree char *e = gk_ir_layer(f, true);
+    assert_same_text("empty-sections layer (pretty)", e,
                      "{\n  \"audit\": false,\n  \"editor\": null,\n  \"exec\": {\n"
                      "    \"allow\": {\n      \"dirs\": [],\n      \"files\": {},\n"
                      "      \"names\": {}\n    },\n    \"deny\": {\n      \"dirs\": [],\n"
@@ -466,7 +466,7 @@ START_TEST(test_frame_shape)
                      "  },\n  \"fs\": {\n    \"deny\": [],\n    \"read\": [],\n"
                      "    \"readonly\": [],\n    \"write\": []\n  },\n  \"name\": \"nothing\",\n"
                      "  \"net\": null,\n  \"origin\": \"empty.grant:1\",\n  \"shell\": null\n}");
-    gk_frame_free(f);
+    gk_layer_free(f);
 }
 END_TEST
 
@@ -558,20 +558,20 @@ START_TEST(test_escaping_controls)
      * string) is escaped, with the short forms where JSON has them and
      * \u00XX (upper-case hex) otherwise; DEL and C1 are not JSON control
      * characters and stay raw, as RFC 8259 and RFC 8785 have it. */
-    gk_frame *f = gk_frame_new();
+    gk_layer *f = gk_layer_new();
     f->origin = gk_strdup("c.grant:1");
     gk_buf name = {0};
     for (int c = 1; c < 0x20; c++)
         gk_buf_putc(&name, (char)c);
     gk_buf_puts(&name, "\x7F\xC2\x85/\"\\");
     f->name = gk_buf_steal(&name, NULL);
-    gk_autofree char *s = gk_ir_frame(f, false);
+    gk_autofree char *s = gk_ir_layer(f, false);
     const char *want = "\"name\":\"\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b\\t\\n"
                        "\\u000B\\f\\r\\u000E\\u000F\\u0010\\u0011\\u0012\\u0013\\u0014\\u0015"
                        "\\u0016\\u0017\\u0018\\u0019\\u001A\\u001B\\u001C\\u001D\\u001E\\u001F"
                        "\x7F\xC2\x85/\\\"\\\\\"";
     ck_assert_msg(strstr(s, want) != NULL, "got %s", s);
-    gk_frame_free(f);
+    gk_layer_free(f);
 }
 END_TEST
 
@@ -700,7 +700,7 @@ START_TEST(test_reject_inline)
     } cases[] = {
         {"\"grantkit\":1", "\"grantkit\":2", "error: unsupported IR version 2"},
         {"\"grantkit\":1", "\"grantkit\":\"1\"", "error: expected an integer for 'grantkit', found a string"},
-        {"\"kind\":\"policy\"", "\"kind\":\"frame\"", "error: unsupported kind 'frame'"},
+        {"\"kind\":\"policy\"", "\"kind\":\"layer\"", "error: unsupported kind 'layer'"},
         {"\"audit\":false", "\"audit\":false,\"audti\":1", "error: unknown key 'audti' in 'layers[1]'"},
         {"\"audit\":false", "\"audit\":false,\"audit\":true", "error: duplicate key 'audit'"},
         {"\"net\":false,\"origin\"", "\"net\":\"no\",\"origin\"", "error: expected a boolean or null for 'layers[0].net', found a string"},
@@ -934,7 +934,7 @@ static Suite *ir_suite(void)
 {
     Suite *s = suite_create("ir");
     /* "compiled" goes through grant_compile; "reader" and "writer" need
-     * only frames, so CK_RUN_CASE can run them on their own. */
+     * only layers, so CK_RUN_CASE can run them on their own. */
     TCase *compiled = tcase_create("compiled");
     tcase_set_timeout(compiled, 120);
     tcase_add_test(compiled, test_goldens);
@@ -946,7 +946,7 @@ static Suite *ir_suite(void)
     suite_add_tcase(s, compiled);
 
     TCase *writer = tcase_create("writer");
-    tcase_add_test(writer, test_frame_shape);
+    tcase_add_test(writer, test_layer_shape);
     tcase_add_test(writer, test_roundtrip_hand);
     tcase_add_test(writer, test_roundtrip_empty_policy);
     tcase_add_test(writer, test_roundtrip_no_implicit);

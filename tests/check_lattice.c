@@ -1,9 +1,8 @@
 /* check_lattice.c - the laws of grant-language.md §5 by property testing:
- * random frames and queries from a fixed seed, comparing decisions (never
+ * random layers and queries from a fixed seed, comparing decisions (never
  * bytes). Every law is checked over at least 10,000 random policies. */
-#include "frame.h"
-#include "projection.h"
-#include "gate.h"
+#include "lattice/lattice.h"
+#include "gate/gate.h"
 #include "testutil.h"
 
 #include <pthread.h>
@@ -78,9 +77,9 @@ static void add_admit(gk_admits *a, const char *key)
     GK_VEC_PUSH(a->v, a->n, a->cap, x);
 }
 
-static gk_frame *rnd_frame(void)
+static gk_layer *rnd_layer(void)
 {
-    gk_frame *f = gk_frame_new();
+    gk_layer *f = gk_layer_new();
     f->name = gk_strdup("r");
     f->origin = gk_strdup("r.grant:1");
     if (coin(75)) {
@@ -131,14 +130,14 @@ static gk_frame *rnd_frame(void)
         f->ed_tui = rnd_tri();
     }
     f->audit = coin(20);
-    gk_frame_canonicalize(f);
+    gk_layer_canonicalize(f);
     return f;
 }
 
 static void rnd_stack(gk_stack *s)
 {
     for (size_t n = 1 + pick(3); n > 0; n--)
-        gk_stack_push(s, rnd_frame());
+        gk_stack_push(s, rnd_layer());
 }
 
 typedef struct q {
@@ -199,9 +198,9 @@ static bool stack_decide(const gk_stack *s, const q *x)
     }
 }
 
-static bool frame_decide(const gk_frame *f, const q *x)
+static bool layer_decide(const gk_layer *f, const q *x)
 {
-    gk_stack s = {(gk_frame **)&f, 1, 1};
+    gk_stack s = {(gk_layer **)&f, 1, 1};
     return stack_decide(&s, x);
 }
 
@@ -238,7 +237,7 @@ START_TEST(meet_laws)
         gk_stack_meet(&aa, &a, &a);
         gk_stack_meet(&a_empty, &a, &empty);
         gk_stack single = {0};
-        gk_stack_push(&single, rnd_frame());
+        gk_stack_push(&single, rnd_layer());
         gk_stack_meet(&a_f, &a, &single);
         for (int k = 0; k < QUERIES; k++) {
             q x;
@@ -270,9 +269,9 @@ START_TEST(meet_laws)
 }
 END_TEST
 
-static gk_frame *deny_all(void)
+static gk_layer *deny_all(void)
 {
-    gk_frame *f = gk_frame_new();
+    gk_layer *f = gk_layer_new();
     f->name = gk_strdup("deny_all");
     f->origin = gk_strdup("deny_all:1");
     f->has_fs = true;
@@ -284,7 +283,7 @@ static gk_frame *deny_all(void)
     f->chdir = GK_TRI_FALSE;
     f->has_editor = true;
     f->ed_read = f->ed_write = f->ed_tui = GK_TRI_FALSE;
-    gk_frame_canonicalize(f);
+    gk_layer_canonicalize(f);
     return f;
 }
 
@@ -317,14 +316,14 @@ START_TEST(join_laws)
     rng_state = 0xBF58476D1CE4E5B9ULL;
     size_t exact = 0, lossy_count = 0;
     for (size_t round = 0; round < ROUNDS; round++) {
-        gk_frame *a = rnd_frame(), *b = rnd_frame(), *c = rnd_frame();
+        gk_layer *a = rnd_layer(), *b = rnd_layer(), *c = rnd_layer();
         bool l_ab, l_ba, l_aa, l_bc, l_ab_c, l_a_bc;
-        gk_frame *ab = gk_frame_join(a, b, &l_ab);
-        gk_frame *ba = gk_frame_join(b, a, &l_ba);
-        gk_frame *aa = gk_frame_join(a, a, &l_aa);
-        gk_frame *bc = gk_frame_join(b, c, &l_bc);
-        gk_frame *ab_c = gk_frame_join(ab, c, &l_ab_c);
-        gk_frame *a_bc = gk_frame_join(a, bc, &l_a_bc);
+        gk_layer *ab = gk_layer_join(a, b, &l_ab);
+        gk_layer *ba = gk_layer_join(b, a, &l_ba);
+        gk_layer *aa = gk_layer_join(a, a, &l_aa);
+        gk_layer *bc = gk_layer_join(b, c, &l_bc);
+        gk_layer *ab_c = gk_layer_join(ab, c, &l_ab_c);
+        gk_layer *a_bc = gk_layer_join(a, bc, &l_a_bc);
         if (l_ab)
             lossy_count++;
         else
@@ -334,36 +333,36 @@ START_TEST(join_laws)
         for (int k = 0; k < QUERIES; k++) {
             q x;
             rnd_query(&x);
-            bool da = frame_decide(a, &x), db = frame_decide(b, &x), dc = frame_decide(c, &x);
-            bool dab = frame_decide(ab, &x);
+            bool da = layer_decide(a, &x), db = layer_decide(b, &x), dc = layer_decide(c, &x);
+            bool dab = layer_decide(ab, &x);
             if (dab && !da && !db)
                 FAIL_LAW("join is sound", &x);
             if (!l_ab && dab != (da || db))
                 FAIL_LAW("a join that is not lossy is exactly the union", &x);
-            if (dab != frame_decide(ba, &x))
+            if (dab != layer_decide(ba, &x))
                 FAIL_LAW("join is commutative", &x);
-            if (frame_decide(aa, &x) != da)
+            if (layer_decide(aa, &x) != da)
                 FAIL_LAW("join is idempotent", &x);
-            bool d1 = frame_decide(ab_c, &x), d2 = frame_decide(a_bc, &x);
+            bool d1 = layer_decide(ab_c, &x), d2 = layer_decide(a_bc, &x);
             if ((d1 && !da && !db && !dc) || (d2 && !da && !db && !dc))
                 FAIL_LAW("join of three is sound", &x);
             if (!l_ab && !l_ab_c && !l_bc && !l_a_bc && d1 != d2)
                 FAIL_LAW("join is associative", &x);
             if (!l_ab) {
                 gk_stack s = {0};
-                gk_stack_push(&s, gk_frame_copy(a));
-                gk_stack_push(&s, gk_frame_copy(ab));
+                gk_stack_push(&s, gk_layer_copy(a));
+                gk_stack_push(&s, gk_layer_copy(ab));
                 if (stack_decide(&s, &x) != da)
                     FAIL_LAW("absorption: meet(a, join(a, b)) decides like a", &x);
                 gk_stack_free(&s);
             }
         }
-        gk_frame *all[] = {a, b, c, ab, ba, aa, bc, ab_c, a_bc};
+        gk_layer *all[] = {a, b, c, ab, ba, aa, bc, ab_c, a_bc};
         for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++)
-            gk_frame_free(all[i]);
+            gk_layer_free(all[i]);
     }
     /* Enough joins must be exact, or the exactness and absorption laws
-     * above test little (random frames conflict far more than real ones). */
+     * above test little (random layers conflict far more than real ones). */
     ck_assert_msg(exact > ROUNDS / 4, "only %zu of %d joins were exact (%zu lossy)", exact, ROUNDS,
                   lossy_count);
 }
@@ -383,7 +382,7 @@ START_TEST(compare_agrees_with_decisions)
         else
             rnd_stack(&pb->stack);
         if (coin(30))
-            gk_stack_push(&pb->stack, rnd_frame());
+            gk_stack_push(&pb->stack, rnd_layer());
         grant_comparison *cmp = NULL;
         ck_assert_int_eq(grant_compare(pa, pb, &cmp), 0);
         for (size_t i = 0; i < grant_comparison_witness_count(cmp); i++) {
@@ -418,7 +417,7 @@ END_TEST
  * /usr/bin/bash, so the join must too. */
 START_TEST(join_keeps_a_veto_the_other_side_does_not_lift)
 {
-    gk_frame *a = gk_frame_new(), *b = gk_frame_new();
+    gk_layer *a = gk_layer_new(), *b = gk_layer_new();
     a->name = gk_strdup("a");
     b->name = gk_strdup("b");
     a->has_exec = b->has_exec = true;
@@ -427,18 +426,18 @@ START_TEST(join_keeps_a_veto_the_other_side_does_not_lift)
     gk_entries_add(&a->exec.veto_names, "bash", "a:2");
     gk_admit make = {gk_strdup("make"), true, {0}, gk_strdup("b:1")};
     GK_VEC_PUSH(b->exec.names.v, b->exec.names.n, b->exec.names.cap, make);
-    gk_frame_canonicalize(a);
-    gk_frame_canonicalize(b);
+    gk_layer_canonicalize(a);
+    gk_layer_canonicalize(b);
     bool lossy;
-    gk_frame *j = gk_frame_join(a, b, &lossy);
+    gk_layer *j = gk_layer_join(a, b, &lossy);
     grant_exec_query bash = {"bash", "/usr/bin/bash", "/usr/bin/bash", NULL};
     grant_exec_query mk = {"make", "/usr/bin/make", "/usr/bin/make", NULL};
     gk_stack s = {&j, 1, 1};
     ck_assert(!gk_decide_exec(&s, &bash));
     ck_assert(gk_decide_exec(&s, &mk));
-    gk_frame_free(a);
-    gk_frame_free(b);
-    gk_frame_free(j);
+    gk_layer_free(a);
+    gk_layer_free(b);
+    gk_layer_free(j);
 }
 END_TEST
 
@@ -521,7 +520,7 @@ START_TEST(gate_paths_agree_with_the_fold)
                 /* The index's veto question is the layers' own. */
                 bool vetoed = false;
                 for (size_t l = 0; l < p->stack.n && !vetoed; l++)
-                    vetoed = gk_frame_vetoes(p->stack.v[l], &x.e);
+                    vetoed = gk_layer_vetoes(p->stack.v[l], &x.e);
                 if (gk_gate_exec_vetoed(p, &x.e) != vetoed)
                     FAIL_LAW("the index's vetoes are the layers' vetoes", &x);
             } else {

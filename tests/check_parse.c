@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ast.h"
+#include "syntax/syntax.h"
 #include "testutil.h"
 
 #define ERR_DIR "tests/data/parse-errors"

@@ -27,10 +27,9 @@
  * A harness test shows the comparison can fail: allow-everything breaks it.
  */
 #include "testutil.h"
-#include "freeze.h"
-#include "gate.h"
-#include "projection.h"
-#include "sbpl.h"
+#include "freeze/freeze.h"
+#include "gate/gate.h"
+#include "analysis/sbpl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -838,7 +837,7 @@ static void collect_exec(const grant_policy *p, const gk_projection *pr, gk_strv
     for (size_t i = 0; i < sizeof(probes) / sizeof(*probes); i++)
         gk_strvec_push(&names, probes[i]);
     for (size_t l = 0; l < p->stack.n; l++) {
-        const gk_frame *f = p->stack.v[l];
+        const gk_layer *f = p->stack.v[l];
         if (!f->has_exec)
             continue;
         const gk_exec_dim *x = &f->exec;

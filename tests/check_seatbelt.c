@@ -27,7 +27,7 @@
  *    parents, children, siblings and twins, and sample program names.
  */
 #include "testutil.h"
-#include "projection.h"
+#include "gate/gate.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -722,7 +722,7 @@ static void expect_regions(const char *what, const prof *pf, const gk_regions *r
 static bool is_exec_dir(const grant_policy *p, const char *key, bool veto)
 {
     for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_frame *f = p->stack.v[i];
+        const gk_layer *f = p->stack.v[i];
         if (f->has_exec && gk_entries_has(veto ? &f->exec.veto_dirs : &f->exec.dirs, key))
             return true;
     }
@@ -770,7 +770,7 @@ static void check_content(const char *what, const prof *pf, const gk_projection 
     /* A vetoed name: some regex hits it at any directory and only as a
      * whole basename. */
     for (size_t l = 0; l < p->stack.n; l++) {
-        const gk_frame *f = p->stack.v[l];
+        const gk_layer *f = p->stack.v[l];
         for (size_t i = 0; f->has_exec && i < f->exec.veto_names.n; i++) {
             const char *name = f->exec.veto_names.v[i].key;
             gk_autofree char *at1 = gk_printf("/usr/bin/%s", name);
@@ -896,7 +896,7 @@ static bool gate_admits_somehow(const grant_policy *p, const char *path)
     gk_strvec argv1 = {0};
     gk_strvec_push(&argv1, "gk-any");
     for (size_t l = 0; l < p->stack.n; l++) {
-        const gk_frame *f = p->stack.v[l];
+        const gk_layer *f = p->stack.v[l];
         const gk_admits *as[2] = {&f->exec.names, &f->exec.files};
         for (int k = 0; f->has_exec && k < 2; k++)
             for (size_t i = 0; i < as[k]->n; i++)
@@ -941,7 +941,7 @@ static void check_exec_conservative(const char *what, const prof *pf, const gk_p
     /* Every name and file a layer admits or vetoes, inside every admitted
      * dir too (a name refused for every argument must not run from there). */
     for (size_t l = 0; l < p->stack.n; l++) {
-        const gk_frame *f = p->stack.v[l];
+        const gk_layer *f = p->stack.v[l];
         if (!f->has_exec)
             continue;
         gk_strvec keys = {0};

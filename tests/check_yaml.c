@@ -7,7 +7,7 @@
  * .expected files (review the diff before committing).
  */
 #include "testutil.h"
-#include "ast.h"
+#include "syntax/syntax.h"
 
 #include <errno.h>
 #include <stdio.h>

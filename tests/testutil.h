@@ -8,7 +8,7 @@
 
 #include <check.h>
 #include "grant/grant.h"
-#include "util.h"
+#include "common/util.h"
 
 /* GK_SRCDIR / GK_BUILDDIR from `make check`, else the usual places. */
 const char *gk_test_srcdir(void);

@@ -1,0 +1,1176 @@
+/* sbpl_eval.c - the SBPL evaluator and linter.
+ *
+ * Operations form a tree: `default` is the root; a name ending in '*' is
+ * the parent of every operation its stem prefixes (file* > file-read* >
+ * file-read-data), the longest such stem winning. A rule applies to a
+ * query when one of its operations is the query's or an ancestor of it;
+ * among those, the last rule whose filters match decides (Seatbelt's
+ * "last match wins"). A rule with no filter matches every query of its
+ * operations. When no rule matches and the profile has no default rule,
+ * Seatbelt allows: that answer is named "implicit-default".
+ *
+ * Matches are three-valued (sbpl.h): a rule whose match is unknown (an
+ * opaque filter, an unresolved param, the vnode type of a query that did
+ * not give one, an unresolved import) makes the answer undecided only if
+ * it could change it: a later rule that surely matches decides alone, and
+ * an unknown rule with the same action as the decider changes nothing.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "analysis/sbpl.h"
+
+#include <errno.h>
+#include <pcre2.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N(a) (sizeof(a) / sizeof(*(a)))
+
+/* ---- operations ------------------------------------------------------------ */
+
+/* Seatbelt's operation names (macOS 10.15 and later), `default` first. */
+static const char *const op_table[] = {
+    "default",
+    "appleevent-send",
+    "authorization-right-obtain",
+    "boot-arg-set",
+    "device*",
+    "device-camera",
+    "device-microphone",
+    "darwin-notification-post",
+    "distributed-notification-post",
+    "dynamic-code-generation",
+    "file*",
+    "file-chroot",
+    "file-clone",
+    "file-ioctl",
+    "file-issue-extension",
+    "file-link",
+    "file-map-executable",
+    "file-mknod",
+    "file-mount",
+    "file-mount-update",
+    "file-read*",
+    "file-read-data",
+    "file-read-metadata",
+    "file-read-xattr",
+    "file-revoke",
+    "file-search",
+    "file-test-existence",
+    "file-unmount",
+    "file-write*",
+    "file-write-acl",
+    "file-write-create",
+    "file-write-data",
+    "file-write-finderinfo",
+    "file-write-flags",
+    "file-write-mode",
+    "file-write-owner",
+    "file-write-setugid",
+    "file-write-times",
+    "file-write-unlink",
+    "file-write-xattr",
+    "fs-rename",
+    "fs-snapshot*",
+    "fs-snapshot-create",
+    "fs-snapshot-delete",
+    "fs-snapshot-revert",
+    "generic-issue-extension",
+    "qtn-user",
+    "hid-control",
+    "iokit*",
+    "iokit-issue-extension",
+    "iokit-open",
+    "iokit-set-properties",
+    "iokit-get-properties",
+    "ipc*",
+    "ipc-posix*",
+    "ipc-posix-issue-extension",
+    "ipc-posix-sem*",
+    "ipc-posix-sem-create",
+    "ipc-posix-sem-open",
+    "ipc-posix-sem-post",
+    "ipc-posix-sem-unlink",
+    "ipc-posix-sem-wait",
+    "ipc-posix-shm*",
+    "ipc-posix-shm-read-data",
+    "ipc-posix-shm-read-metadata",
+    "ipc-posix-shm-write*",
+    "ipc-posix-shm-write-create",
+    "ipc-posix-shm-write-data",
+    "ipc-posix-shm-write-unlink",
+    "ipc-sysv*",
+    "ipc-sysv-msg",
+    "ipc-sysv-sem",
+    "ipc-sysv-shm",
+    "job-creation",
+    "load-unsigned-code",
+    "lsopen",
+    "mach*",
+    "mach-cross-domain-lookup",
+    "mach-host*",
+    "mach-host-exception-port-set",
+    "mach-host-special-port-set",
+    "mach-issue-extension",
+    "mach-lookup",
+    "mach-priv*",
+    "mach-priv-host-port",
+    "mach-priv-task-port",
+    "mach-register",
+    "mach-task-name",
+    "network*",
+    "network-inbound",
+    "network-bind",
+    "network-outbound",
+    "nvram*",
+    "nvram-delete",
+    "nvram-get",
+    "nvram-set",
+    "opendirectory-user-modify",
+    "process*",
+    "process-codesigning-status*",
+    "process-codesigning-status-set",
+    "process-codesigning-status-get",
+    "process-exec*",
+    "process-exec-interpreter",
+    "process-fork",
+    "process-info*",
+    "process-info-codesignature",
+    "process-info-dirtycontrol",
+    "process-info-listpids",
+    "process-info-rusage",
+    "process-info-pidinfo",
+    "process-info-pidfdinfo",
+    "process-info-pidfileportinfo",
+    "process-info-setcontrol",
+    "pseudo-tty",
+    "signal",
+    "socket-ioctl",
+    "sysctl*",
+    "sysctl-read",
+    "sysctl-write",
+    "system*",
+    "system-acct",
+    "system-audit",
+    "system-automount",
+    "system-debug",
+    "system-fsctl",
+    "system-info",
+    "system-kext*",
+    "system-kext-load",
+    "system-kext-unload",
+    "system-kext-query",
+    "system-mac-label",
+    "system-nfssvc",
+    "system-package-check",
+    "system-privilege",
+    "system-reboot",
+    "system-sched",
+    "system-set-time",
+    "system-socket",
+    "system-suspend-resume",
+    "system-swap",
+    "user-preference*",
+    "user-preference-read",
+    "managed-preference-read",
+    "user-preference-write",
+    "syscall-unix",
+    "storage-class-map",
+};
+
+/* sbpl_v1's aliases of operations. */
+static const struct {
+    const char *alias, *op;
+} op_aliases[] = {
+    {"process-exec", "process-exec*"},
+    {"file-unlink", "file-write-unlink"},
+    {"file-write-mount", "file-mount"},
+    {"file-write-unmount", "file-unmount"},
+    {"file-write-umount", "file-unmount"},
+    {"file-fsctl", "system-fsctl"},
+    {"ipc-posix-sem", "ipc-posix-sem*"},
+    {"ipc-posix-shm", "ipc-posix-shm*"},
+    {"system-misc", "system*"},
+    {"time-set", "system-set-time"},
+    {"file-issue-extension*", "file-issue-extension"},
+    {"file-issue-extension-read", "file-issue-extension"},
+    {"file-issue-extension-write", "file-issue-extension"},
+    {"managed-preference*", "managed-preference-read"},
+};
+
+#define NOPS N(op_table)
+
+static int op_parent_of(size_t i)
+{
+    if (i == 0)
+        return -1;
+    const char *name = op_table[i];
+    int best = 0;
+    size_t bestlen = 0;
+    for (size_t k = 1; k < NOPS; k++) {
+        const char *w = op_table[k];
+        size_t wl = strlen(w);
+        if (k == i || wl < 2 || w[wl - 1] != '*')
+            continue;
+        /* The stem ("file-read") prefixes the name, which is longer. */
+        if (strlen(name) > wl - 1 && strncmp(name, w, wl - 1) == 0 && wl - 1 > bestlen &&
+            strcmp(name, w) != 0) {
+            best = (int)k;
+            bestlen = wl - 1;
+        }
+    }
+    return best;
+}
+
+static int op_parents[NOPS];
+static gk_sb_argkind op_kinds[NOPS];
+static const char *all_names[NOPS + N(op_aliases)];
+static size_t nall_names;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+static gk_sb_argkind argkind_of(const char *n);
+
+/* The tree and the name list, computed once (read-only afterwards). */
+static void build_tables(void)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < NOPS; i++) {
+        op_parents[i] = op_parent_of(i);
+        op_kinds[i] = argkind_of(op_table[i]);
+        all_names[k++] = op_table[i];
+    }
+    for (size_t i = 0; i < N(op_aliases); i++)
+        all_names[k++] = op_aliases[i].alias;
+    nall_names = k;
+}
+
+int gk_sb_op_parent(int op)
+{
+    pthread_once(&tables_once, build_tables);
+    return op < 0 || (size_t)op >= NOPS ? -1 : op_parents[op];
+}
+
+int gk_sb_op_lookup(const char *name)
+{
+    if (!name)
+        return -1;
+    for (size_t i = 0; i < N(op_aliases); i++)
+        if (strcmp(name, op_aliases[i].alias) == 0)
+            name = op_aliases[i].op;
+    for (size_t i = 0; i < NOPS; i++)
+        if (strcmp(name, op_table[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *gk_sb_op_name(int op)
+{
+    return op >= 0 && (size_t)op < NOPS ? op_table[op] : "?";
+}
+
+size_t gk_sb_op_count(void)
+{
+    return NOPS;
+}
+
+bool gk_sb_op_covers(int ancestor, int op)
+{
+    for (int o = op; o >= 0; o = gk_sb_op_parent(o))
+        if (o == ancestor)
+            return true;
+    return false;
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+gk_sb_argkind gk_sb_op_argkind(int op)
+{
+    pthread_once(&tables_once, build_tables);
+    return op >= 0 && (size_t)op < NOPS ? op_kinds[op] : GK_SB_ARG_NONE;
+}
+
+static gk_sb_argkind argkind_of(const char *n)
+{
+    if (has_prefix(n, "file") || has_prefix(n, "process-exec"))
+        return GK_SB_ARG_PATH;
+    if (strcmp(n, "mach-lookup") == 0 || strcmp(n, "mach-register") == 0 ||
+        strcmp(n, "mach-cross-domain-lookup") == 0)
+        return GK_SB_ARG_NAME;
+    if (has_prefix(n, "sysctl"))
+        return GK_SB_ARG_SYSCTL;
+    if (strcmp(n, "signal") == 0 || has_prefix(n, "process-info") ||
+        strcmp(n, "mach-priv-task-port") == 0 || strcmp(n, "mach-task-name") == 0)
+        return GK_SB_ARG_TARGET;
+    if (has_prefix(n, "network"))
+        return GK_SB_ARG_NET;
+    return GK_SB_ARG_NONE;
+}
+
+const char *const *gk_sb_op_names(size_t *n)
+{
+    /* A flat table of names and aliases, for hints. */
+    pthread_once(&tables_once, build_tables);
+    *n = nall_names;
+    return all_names;
+}
+
+/* ---- vnode types ---------------------------------------------------------- */
+
+static const char *const vnode_names[GK_SB_VNODE_COUNT] = {
+    "REGULAR-FILE", "DIRECTORY", "SYMLINK", "FIFO",
+    "SOCKET", "CHARACTER-DEVICE", "BLOCK-DEVICE", "TTY",
+};
+
+const char *gk_sb_vnode_name(int v)
+{
+    return v >= 0 && v < GK_SB_VNODE_COUNT ? vnode_names[v] : "?";
+}
+
+int gk_sb_vnode_lookup(const char *name)
+{
+    for (int i = 0; name && i < GK_SB_VNODE_COUNT; i++)
+        if (strcmp(name, vnode_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- matching ---------------------------------------------------------------- */
+
+static bool subpath_match(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/')
+        n--; /* (subpath "/a/") covers /a and below, as (subpath "/a") */
+    if (n == 1 && root[0] == '/')
+        return path[0] == '/';
+    return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* A network query: "[tcp:|udp:]HOST:PORT", or a unix socket path. */
+typedef struct netq {
+    bool unix_path;
+    unsigned proto;           /* GK_SB_PROTO_TCP/UDP */
+    unsigned fam;             /* GK_SB_FAM_4/6, 0 when a name */
+    bool local;               /* localhost, 127.0.0.0/8, ::1 */
+    int port;
+} netq;
+
+static bool all_digits(const char *s, size_t n)
+{
+    if (!n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
+static bool parse_netq(const char *a, netq *q)
+{
+    memset(q, 0, sizeof(*q));
+    if (!a || !*a)
+        return false;
+    if (a[0] == '/') {
+        q->unix_path = true;
+        return true;
+    }
+    q->proto = GK_SB_PROTO_TCP;
+    if (has_prefix(a, "tcp:"))
+        a += 4;
+    else if (has_prefix(a, "udp:")) {
+        q->proto = GK_SB_PROTO_UDP;
+        a += 4;
+    }
+    const char *colon = strrchr(a, ':');
+    if (!colon || colon == a || !all_digits(colon + 1, strlen(colon + 1)))
+        return false;
+    long port = strtol(colon + 1, NULL, 10);
+    if (port < 1 || port > 65535 || strlen(colon + 1) > 5)
+        return false;
+    q->port = (int)port;
+    size_t hl = (size_t)(colon - a);
+    char host[256];
+    if (hl >= sizeof(host))
+        return false;
+    memcpy(host, a, hl);
+    host[hl] = '\0';
+    if (host[0] == '[') {
+        if (hl < 3 || host[hl - 1] != ']')
+            return false;
+        q->fam = GK_SB_FAM_6;
+        q->local = strcmp(host, "[::1]") == 0;
+        return true;
+    }
+    unsigned o[4];
+    char tail;
+    if (sscanf(host, "%u.%u.%u.%u%c", &o[0], &o[1], &o[2], &o[3], &tail) == 4 && o[0] < 256 &&
+        o[1] < 256 && o[2] < 256 && o[3] < 256) {
+        q->fam = GK_SB_FAM_4;
+        q->local = o[0] == 127;
+        return true;
+    }
+    q->local = strcmp(host, "localhost") == 0;
+    return strchr(host, ':') == NULL && hl > 0;
+}
+
+static gk_sb_tri tri_bool(bool b)
+{
+    return b ? GK_SB_YES : GK_SB_NO;
+}
+
+static gk_sb_tri path_leaf(const gk_sb_filter *f, const char *p)
+{
+    switch (f->kind) {
+    case GK_SBF_LITERAL:
+        return tri_bool(strcmp(p, f->str) == 0);
+    case GK_SBF_SUBPATH:
+        return tri_bool(subpath_match(p, f->str));
+    case GK_SBF_PREFIX:
+        return tri_bool(strncmp(p, f->str, strlen(f->str)) == 0);
+    case GK_SBF_REGEX:
+        return tri_bool(gk_sb_regex_match(f->re, p));
+    default:
+        return GK_SB_NO;
+    }
+}
+
+static gk_sb_tri net_match(const gk_sb_filter *f, const gk_sb_query *q)
+{
+    netq n;
+    if (!parse_netq(q->arg, &n))
+        return GK_SB_UNKNOWN;
+    const char *op = gk_sb_op_name(q->op);
+    bool outbound = strcmp(op, "network-outbound") == 0;
+    bool inbound = strcmp(op, "network-inbound") == 0 || strcmp(op, "network-bind") == 0;
+    /* remote names the far end of an outbound connection, local the near
+     * end of a bind or inbound one; the other pairings have no offline
+     * meaning. */
+    if ((f->kind == GK_SBF_REMOTE && !outbound) || (f->kind == GK_SBF_LOCAL && !inbound))
+        return GK_SB_UNKNOWN;
+    if (f->protos == GK_SB_PROTO_UNIX) {
+        if (!n.unix_path || !f->nkids)
+            return GK_SB_NO;
+        /* The socket's path, matched as a file's would be. */
+        gk_sb_query pq = {gk_sb_op_lookup("file-read-data"), q->arg, GK_SB_VNODE_SOCKET};
+        return gk_sb_filter_match(f->kids[0], &pq);
+    }
+    if (n.unix_path || !(f->protos & n.proto))
+        return GK_SB_NO;
+    if (f->port >= 0 && f->port != n.port)
+        return GK_SB_NO;
+    if (f->host && strcmp(f->host, "localhost") == 0 && !n.local)
+        return GK_SB_NO;
+    if (f->fams != (GK_SB_FAM_4 | GK_SB_FAM_6)) {
+        if (!n.fam)
+            return GK_SB_UNKNOWN; /* a name: the family is the resolver's choice */
+        if (!(f->fams & n.fam))
+            return GK_SB_NO;
+    }
+    return GK_SB_YES;
+}
+
+gk_sb_tri gk_sb_filter_match(const gk_sb_filter *f, const gk_sb_query *q)
+{
+    gk_sb_argkind ak = gk_sb_op_argkind(q->op);
+    switch (f->kind) {
+    case GK_SBF_ANY: {
+        gk_sb_tri r = GK_SB_NO;
+        for (size_t i = 0; i < f->nkids && r != GK_SB_YES; i++) {
+            gk_sb_tri k = gk_sb_filter_match(f->kids[i], q);
+            if (k != GK_SB_NO)
+                r = k;
+        }
+        return r;
+    }
+    case GK_SBF_ALL: {
+        gk_sb_tri r = GK_SB_YES;
+        for (size_t i = 0; i < f->nkids && r != GK_SB_NO; i++) {
+            gk_sb_tri k = gk_sb_filter_match(f->kids[i], q);
+            if (k != GK_SB_YES)
+                r = k;
+        }
+        return r;
+    }
+    case GK_SBF_NOT: {
+        gk_sb_tri k = f->nkids ? gk_sb_filter_match(f->kids[0], q) : GK_SB_NO;
+        return k == GK_SB_UNKNOWN ? k : tri_bool(k == GK_SB_NO);
+    }
+    case GK_SBF_LITERAL:
+    case GK_SBF_SUBPATH:
+    case GK_SBF_PREFIX:
+    case GK_SBF_REGEX:
+        if (ak != GK_SB_ARG_PATH && !(ak == GK_SB_ARG_NET && q->arg && q->arg[0] == '/'))
+            return GK_SB_NO;
+        return q->arg ? path_leaf(f, q->arg) : GK_SB_UNKNOWN;
+    case GK_SBF_VNODE:
+        if (ak != GK_SB_ARG_PATH)
+            return GK_SB_NO;
+        return q->vnode < 0 ? GK_SB_UNKNOWN : tri_bool(f->vnodes & (1u << q->vnode));
+    case GK_SBF_GLOBAL_NAME:
+    case GK_SBF_GLOBAL_NAME_REGEX:
+    case GK_SBF_LOCAL_NAME:
+    case GK_SBF_LOCAL_NAME_REGEX: {
+        if (ak != GK_SB_ARG_NAME || !q->arg)
+            return GK_SB_NO;
+        /* "local:NAME" asks about a per-process (local) service name. */
+        bool qlocal = has_prefix(q->arg, "local:");
+        bool flocal = f->kind == GK_SBF_LOCAL_NAME || f->kind == GK_SBF_LOCAL_NAME_REGEX;
+        if (qlocal != flocal)
+            return GK_SB_NO;
+        const char *name = qlocal ? q->arg + 6 : q->arg;
+        if (f->re)
+            return tri_bool(gk_sb_regex_match(f->re, name));
+        return tri_bool(strcmp(name, f->str) == 0);
+    }
+    case GK_SBF_SYSCTL_NAME:
+        return tri_bool(ak == GK_SB_ARG_SYSCTL && q->arg && strcmp(q->arg, f->str) == 0);
+    case GK_SBF_SYSCTL_PREFIX:
+        return tri_bool(ak == GK_SB_ARG_SYSCTL && q->arg && has_prefix(q->arg, f->str));
+    case GK_SBF_SYSCTL_REGEX:
+        return tri_bool(ak == GK_SB_ARG_SYSCTL && q->arg && gk_sb_regex_match(f->re, q->arg));
+    case GK_SBF_TARGET:
+        if (ak != GK_SB_ARG_TARGET || !q->arg)
+            return GK_SB_NO;
+        /* The process itself is in its own sandbox. */
+        return tri_bool(strcmp(q->arg, f->str) == 0 ||
+                        (strcmp(f->str, "same-sandbox") == 0 && strcmp(q->arg, "self") == 0));
+    case GK_SBF_REMOTE:
+    case GK_SBF_LOCAL:
+        return ak == GK_SB_ARG_NET ? net_match(f, q) : GK_SB_NO;
+    case GK_SBF_OPAQUE:
+        return GK_SB_UNKNOWN;
+    }
+    return GK_SB_UNKNOWN;
+}
+
+static bool rule_applies(const gk_sb_rule *r, int op)
+{
+    for (size_t i = 0; i < r->nops; i++)
+        if (gk_sb_op_covers(r->ops[i], op))
+            return true;
+    return false;
+}
+
+static unsigned action_bit(gk_sb_action a)
+{
+    return a == GK_SB_ALLOW ? 1u : a == GK_SB_DENY ? 2u : 3u;
+}
+
+gk_sb_result gk_sbpl_decide(const grant_sbpl *s, const gk_sb_query *q)
+{
+    gk_sb_result res = {GRANT_SBPL_ALLOW, NULL, NULL};
+    unsigned pending = 0; /* actions of later rules whose match is unknown */
+    for (size_t i = s->n; i-- > 0;) {
+        const gk_sb_rule *r = &s->rules[i];
+        if (!rule_applies(r, q->op))
+            continue;
+        gk_sb_tri m = r->action == GK_SB_UNRESOLVED ? GK_SB_UNKNOWN
+                      : r->filter                   ? gk_sb_filter_match(r->filter, q)
+                                                    : GK_SB_YES;
+        if (m == GK_SB_NO)
+            continue;
+        unsigned a = action_bit(r->action);
+        if (m == GK_SB_UNKNOWN) {
+            if (!res.unknown)
+                res.unknown = r;
+            pending |= a;
+            if (pending == 3u) {
+                res.verdict = GRANT_SBPL_UNDECIDED;
+                return res;
+            }
+            continue;
+        }
+        if ((pending | a) != a) {
+            res.verdict = GRANT_SBPL_UNDECIDED;
+            return res;
+        }
+        res.verdict = r->action == GK_SB_ALLOW ? GRANT_SBPL_ALLOW : GRANT_SBPL_DENY;
+        res.rule = r;
+        return res;
+    }
+    /* No rule surely matched: Seatbelt's own default allows. */
+    if (pending & 2u)
+        res.verdict = GRANT_SBPL_UNDECIDED;
+    return res;
+}
+
+/* ---- answers ------------------------------------------------------------------- */
+
+struct grant_sbpl_answer {
+    grant_sbpl_verdict verdict;
+    char *origin;
+    unsigned line;
+    char *rule;
+    char *operation;
+    char *note;
+};
+
+void grant_sbpl_answer_free(grant_sbpl_answer *a)
+{
+    if (!a)
+        return;
+    free(a->origin);
+    free(a->rule);
+    free(a->operation);
+    free(a->note);
+    free(a);
+}
+
+grant_sbpl_verdict grant_sbpl_answer_verdict(const grant_sbpl_answer *a)
+{
+    return a ? a->verdict : GRANT_SBPL_UNDECIDED;
+}
+
+const char *grant_sbpl_answer_origin(const grant_sbpl_answer *a)
+{
+    return a ? a->origin : NULL;
+}
+
+unsigned grant_sbpl_answer_line(const grant_sbpl_answer *a)
+{
+    return a ? a->line : 0;
+}
+
+const char *grant_sbpl_answer_rule(const grant_sbpl_answer *a)
+{
+    return a ? a->rule : NULL;
+}
+
+const char *grant_sbpl_answer_operation(const grant_sbpl_answer *a)
+{
+    return a ? a->operation : NULL;
+}
+
+const char *grant_sbpl_answer_note(const grant_sbpl_answer *a)
+{
+    return a ? a->note : NULL;
+}
+
+/* Where a rule "is": the top-level call that produced it when it came from
+ * a procedure (that line tells its instances apart), else the form. */
+static gk_loc rule_site(const gk_sb_rule *r)
+{
+    return r->via.src ? r->via : r->loc;
+}
+
+static unsigned loc_line(gk_loc l)
+{
+    unsigned line = 0, col = 0;
+    if (l.src)
+        gk_source_linecol(l.src, l.start, &line, &col);
+    return line;
+}
+
+/* The first leaf of f that is unknown for q: what the answer waits on. */
+static const gk_sb_filter *unknown_leaf(const gk_sb_filter *f, const gk_sb_query *q)
+{
+    if (!f || gk_sb_filter_match(f, q) != GK_SB_UNKNOWN)
+        return NULL;
+    if (f->kind == GK_SBF_ANY || f->kind == GK_SBF_ALL || f->kind == GK_SBF_NOT)
+        for (size_t i = 0; i < f->nkids; i++) {
+            const gk_sb_filter *k = unknown_leaf(f->kids[i], q);
+            if (k)
+                return k;
+        }
+    return f;
+}
+
+static char *unknown_reason(const gk_sb_rule *r, const gk_sb_query *q)
+{
+    if (r->action == GK_SB_UNRESOLVED)
+        return gk_strdup("depends on an import that was not resolved");
+    const gk_sb_filter *f = unknown_leaf(r->filter, q);
+    if (!f)
+        return gk_strdup("depends on a filter with no offline value");
+    switch (f->kind) {
+    case GK_SBF_OPAQUE:
+        return gk_printf("depends on a filter with no offline value: %s", f->str);
+    case GK_SBF_VNODE:
+        return gk_strdup("depends on the vnode type (give one)");
+    case GK_SBF_REMOTE:
+    case GK_SBF_LOCAL:
+        return gk_strdup("depends on the address family or the direction of the connection");
+    default:
+        return gk_strdup("depends on a filter with no offline value");
+    }
+}
+
+static void fill_answer(grant_sbpl_answer *a, const gk_sb_result *r, const gk_sb_query *q)
+{
+    a->verdict = (grant_sbpl_verdict)r->verdict;
+    free(a->operation);
+    a->operation = gk_strdup(gk_sb_op_name(q->op));
+    free(a->origin);
+    free(a->rule);
+    free(a->note);
+    a->note = NULL;
+    const gk_sb_rule *rule = r->verdict == GRANT_SBPL_UNDECIDED ? r->unknown : r->rule;
+    if (!rule) {
+        a->origin = gk_strdup("implicit-default");
+        a->line = 0;
+        a->rule = gk_strdup("no rule matches and the profile has no default rule: Seatbelt allows");
+        return;
+    }
+    gk_loc site = rule_site(rule);
+    a->origin = gk_loc_origin(site);
+    a->line = loc_line(site);
+    a->rule = gk_strdup(rule->text);
+    if (r->verdict == GRANT_SBPL_UNDECIDED) {
+        a->note = unknown_reason(rule, q);
+    } else if (rule->via.src) {
+        gk_autofree char *body = gk_loc_origin(rule->loc);
+        a->note = gk_printf("the rule at %s, in a procedure called here", body);
+    }
+}
+
+static bool is_wildcard(const char *op)
+{
+    size_t n = strlen(op);
+    return n > 1 && op[n - 1] == '*';
+}
+
+int grant_sbpl_eval(const grant_sbpl *s, const char *operation, const char *arg,
+                    const char *vnode_type, grant_diags *diags, grant_sbpl_answer **out)
+{
+    if (!s || !operation || !out)
+        return -EINVAL;
+    *out = NULL;
+    int op = gk_sb_op_lookup(operation);
+    if (op < 0 || op == 0) {
+        if (diags) {
+            size_t n = 0;
+            const char *const *names = gk_sb_op_names(&n);
+            const char *near = op == 0 ? NULL : gk_nearest(operation, names, n);
+            gk_autofree char *hint = near ? gk_printf("did you mean '%s'?", near) : NULL;
+            gk_diag_file(diags, GK_ERROR, operation, "%s%s%s",
+                         op == 0 ? "default is not an operation a process performs; ask about "
+                                   "one, or a family such as file*"
+                                 : "unknown operation",
+                         hint ? "; " : "", hint ? hint : "");
+        }
+        return -EINVAL;
+    }
+    int vnode = -1;
+    if (vnode_type && *vnode_type) {
+        vnode = gk_sb_vnode_lookup(vnode_type);
+        if (vnode < 0) {
+            if (diags)
+                gk_diag_file(diags, GK_ERROR, vnode_type,
+                             "unknown vnode type (REGULAR-FILE DIRECTORY SYMLINK FIFO SOCKET "
+                             "CHARACTER-DEVICE BLOCK-DEVICE TTY)");
+            return -EINVAL;
+        }
+    }
+    gk_sb_argkind ak = gk_sb_op_argkind(op);
+    if (ak != GK_SB_ARG_NONE && (!arg || !*arg)) {
+        if (diags)
+            gk_diag_file(diags, GK_ERROR, operation, "%s needs an argument (%s)", operation,
+                         ak == GK_SB_ARG_PATH     ? "a path"
+                         : ak == GK_SB_ARG_NAME   ? "a service name"
+                         : ak == GK_SB_ARG_SYSCTL ? "a sysctl name"
+                         : ak == GK_SB_ARG_TARGET ? "a signal target such as self or others"
+                                                  : "[tcp:|udp:]HOST:PORT or a socket path");
+        return -EINVAL;
+    }
+    if (ak == GK_SB_ARG_PATH && arg[0] != '/') {
+        if (diags)
+            gk_diag_file(diags, GK_ERROR, arg, "a path to evaluate must be absolute");
+        return -EINVAL;
+    }
+    netq nq;
+    if (ak == GK_SB_ARG_NET && !parse_netq(arg, &nq)) {
+        if (diags)
+            gk_diag_file(diags, GK_ERROR, arg,
+                         "not a network address: write [tcp:|udp:]HOST:PORT, e.g. "
+                         "localhost:8080 or tcp:93.184.216.34:443, or a socket path");
+        return -EINVAL;
+    }
+
+    /* The leaves asked about: the operation, or everything below a '*'. */
+    int *leaves = gk_malloc(NOPS * sizeof(int));
+    size_t nleaves = 0;
+    if (is_wildcard(gk_sb_op_name(op)) && is_wildcard(operation)) {
+        for (size_t i = 1; i < NOPS; i++)
+            if (gk_sb_op_covers(op, (int)i))
+                leaves[nleaves++] = (int)i;
+    } else {
+        leaves[nleaves++] = op;
+    }
+    grant_sbpl_answer *a = gk_calloc(1, sizeof(*a));
+    bool have = false;
+    for (size_t i = 0; i < nleaves; i++) {
+        gk_sb_query q = {leaves[i], arg, vnode};
+        gk_sb_result r = gk_sbpl_decide(s, &q);
+        const char *vnote = NULL;
+        if (r.verdict == GRANT_SBPL_UNDECIDED && vnode < 0 && s->uses_vnode) {
+            /* Decided if every vnode type gives the same answer. */
+            gk_sb_result first = {0};
+            bool same = true;
+            for (int t = 0; t < GK_SB_VNODE_COUNT && same; t++) {
+                gk_sb_query qt = {leaves[i], arg, t};
+                gk_sb_result rt = gk_sbpl_decide(s, &qt);
+                if (t == 0)
+                    first = rt;
+                same = rt.verdict != GRANT_SBPL_UNDECIDED && rt.verdict == first.verdict;
+            }
+            if (same) {
+                r = first;
+                vnote = "the same for every vnode type";
+            }
+        }
+        /* A '*' query reports its first denial, else its first undecided
+         * leaf, else its first leaf. */
+        bool better = !have || (r.verdict == GRANT_SBPL_DENY && a->verdict != GRANT_SBPL_DENY) ||
+                      (r.verdict == GRANT_SBPL_UNDECIDED && a->verdict == GRANT_SBPL_ALLOW);
+        if (better) {
+            fill_answer(a, &r, &q);
+            if (vnote && !a->note)
+                a->note = gk_strdup(vnote);
+            have = true;
+        }
+    }
+    free(leaves);
+    *out = a;
+    return 0;
+}
+
+/* ---- JSON -------------------------------------------------------------------------- */
+
+static void json_str(gk_buf *b, const char *s)
+{
+    if (!s) {
+        gk_buf_puts(b, "null");
+        return;
+    }
+    gk_buf_putc(b, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            gk_buf_putc(b, '\\');
+            gk_buf_putc(b, (char)*p);
+        } else if (*p < 0x20) {
+            gk_buf_printf(b, "\\u%04x", *p);
+        } else {
+            gk_buf_putc(b, (char)*p);
+        }
+    }
+    gk_buf_putc(b, '"');
+}
+
+static const char *verdict_name(grant_sbpl_verdict v)
+{
+    return v == GRANT_SBPL_ALLOW ? "allow" : v == GRANT_SBPL_DENY ? "deny" : "undecided";
+}
+
+char *grant_sbpl_answer_json(const grant_sbpl_answer *a)
+{
+    if (!a)
+        return NULL;
+    gk_buf b = {0};
+    gk_buf_printf(&b, "{\"line\":%u,\"note\":", a->line);
+    json_str(&b, a->note);
+    gk_buf_puts(&b, ",\"operation\":");
+    json_str(&b, a->operation);
+    gk_buf_puts(&b, ",\"origin\":");
+    json_str(&b, a->origin);
+    gk_buf_puts(&b, ",\"rule\":");
+    json_str(&b, a->rule);
+    gk_buf_puts(&b, ",\"verdict\":");
+    json_str(&b, verdict_name(a->verdict));
+    gk_buf_putc(&b, '}');
+    return gk_buf_steal(&b, NULL);
+}
+
+char *grant_diags_location(const grant_diags *d, size_t i)
+{
+    if (!d || i >= d->n)
+        return NULL;
+    const gk_diag *dg = &d->v[i];
+    if (dg->loc.src) {
+        unsigned line, col;
+        gk_source_linecol(dg->loc.src, dg->loc.start, &line, &col);
+        return gk_printf("%s:%u:%u", dg->loc.src->name, line, col);
+    }
+    return dg->file ? gk_strdup(dg->file) : NULL;
+}
+
+/* ---- lint ---------------------------------------------------------------------------- */
+
+/* Is every query f matches also matched by g? Only certain answers are
+ * true: an unknown comparison is false, so a finding is never a guess. */
+static bool filter_within(const gk_sb_filter *f, const gk_sb_filter *g)
+{
+    if (!g)
+        return true;
+    if (!f)
+        return false;
+    if (f->kind == GK_SBF_ANY) {
+        for (size_t i = 0; i < f->nkids; i++)
+            if (!filter_within(f->kids[i], g))
+                return false;
+        return f->nkids > 0;
+    }
+    if (g->kind == GK_SBF_ALL) {
+        for (size_t i = 0; i < g->nkids; i++)
+            if (!filter_within(f, g->kids[i]))
+                return false;
+        return true;
+    }
+    if (g->kind == GK_SBF_ANY) {
+        for (size_t i = 0; i < g->nkids; i++)
+            if (filter_within(f, g->kids[i]))
+                return true;
+        /* fall through: f may still be within g as a whole (rare) */
+    }
+    if (f->kind == GK_SBF_ALL) {
+        for (size_t i = 0; i < f->nkids; i++)
+            if (filter_within(f->kids[i], g))
+                return true;
+        return false;
+    }
+    switch (g->kind) {
+    case GK_SBF_LITERAL:
+        return f->kind == GK_SBF_LITERAL && strcmp(f->str, g->str) == 0;
+    case GK_SBF_SUBPATH:
+        return (f->kind == GK_SBF_LITERAL || f->kind == GK_SBF_SUBPATH) &&
+               subpath_match(f->str, g->str);
+    case GK_SBF_PREFIX:
+        return (f->kind == GK_SBF_LITERAL || f->kind == GK_SBF_SUBPATH ||
+                f->kind == GK_SBF_PREFIX) &&
+               has_prefix(f->str, g->str);
+    case GK_SBF_REGEX:
+        return (f->kind == GK_SBF_LITERAL && gk_sb_regex_match(g->re, f->str)) ||
+               (f->kind == GK_SBF_REGEX && strcmp(f->str, g->str) == 0);
+    case GK_SBF_VNODE:
+        return f->kind == GK_SBF_VNODE && (f->vnodes & ~g->vnodes) == 0;
+    case GK_SBF_GLOBAL_NAME:
+    case GK_SBF_LOCAL_NAME:
+    case GK_SBF_SYSCTL_NAME:
+    case GK_SBF_SYSCTL_PREFIX:
+    case GK_SBF_TARGET:
+    case GK_SBF_GLOBAL_NAME_REGEX:
+    case GK_SBF_LOCAL_NAME_REGEX:
+    case GK_SBF_SYSCTL_REGEX:
+        return f->kind == g->kind && strcmp(f->str, g->str) == 0;
+    case GK_SBF_REMOTE:
+    case GK_SBF_LOCAL:
+        if (f->kind != g->kind || g->protos == GK_SB_PROTO_UNIX || f->protos == GK_SB_PROTO_UNIX)
+            return false;
+        return (f->protos & ~g->protos) == 0 && (f->fams & ~g->fams) == 0 &&
+               (g->port < 0 || g->port == f->port) &&
+               (strcmp(g->host, "*") == 0 || strcmp(g->host, f->host) == 0);
+    default:
+        return false;
+    }
+}
+
+static bool ops_within(const gk_sb_rule *r, const gk_sb_rule *later)
+{
+    for (size_t i = 0; i < r->nops; i++) {
+        bool covered = false;
+        for (size_t k = 0; k < later->nops && !covered; k++)
+            covered = gk_sb_op_covers(later->ops[k], r->ops[i]);
+        if (!covered)
+            return false;
+    }
+    return true;
+}
+
+typedef struct finding {
+    size_t srcidx;
+    uint32_t start;
+    int id;
+    gk_severity sev;
+    gk_loc loc;
+    char *msg, *hint;
+    bool related;
+    gk_loc rel;
+    char *relmsg;
+} finding;
+
+typedef struct findings {
+    finding *v;
+    size_t n, cap;
+    const grant_sbpl *s;
+} findings;
+
+static size_t src_index(const grant_sbpl *s, const gk_source *src)
+{
+    for (size_t i = 0; i < s->nsources; i++)
+        if (s->sources[i] == src)
+            return i;
+    return s->nsources;
+}
+
+static finding *add_finding(findings *fs, int id, gk_severity sev, gk_loc loc, const char *hint,
+                            char *msg)
+{
+    finding f;
+    memset(&f, 0, sizeof(f));
+    f.srcidx = src_index(fs->s, loc.src);
+    f.start = loc.start;
+    f.id = id;
+    f.sev = sev;
+    f.loc = loc;
+    f.msg = msg;
+    f.hint = hint ? gk_strdup(hint) : NULL;
+    GK_VEC_PUSH(fs->v, fs->n, fs->cap, f);
+    return &fs->v[fs->n - 1];
+}
+
+static int finding_cmp(const void *pa, const void *pb)
+{
+    const finding *a = pa, *b = pb;
+    if (a->srcidx != b->srcidx)
+        return a->srcidx < b->srcidx ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->id - b->id;
+}
+
+/* Paths Seatbelt never sees: the kernel resolves /tmp, /var and /etc to
+ * /private/... before the profile is asked. */
+static bool symlinked_spelling(const char *p)
+{
+    return subpath_match(p, "/tmp") || subpath_match(p, "/var") || subpath_match(p, "/etc");
+}
+
+static void lint_paths(findings *fs, const gk_sb_filter *f, int depth)
+{
+    if (!f || depth > 64)
+        return;
+    for (size_t i = 0; i < f->nkids; i++)
+        lint_paths(fs, f->kids[i], depth + 1);
+    if ((f->kind == GK_SBF_LITERAL || f->kind == GK_SBF_SUBPATH || f->kind == GK_SBF_PREFIX) &&
+        symlinked_spelling(f->str)) {
+        for (size_t i = 0; i < fs->n; i++)
+            if (fs->v[i].id == 8 && fs->v[i].loc.src == f->loc.src &&
+                fs->v[i].loc.start == f->loc.start)
+                return; /* a define'd filter used twice: once */
+        add_finding(fs, 8, GK_NOTE, f->loc, NULL,
+                    gk_printf("SB008 unseen-path: \"%s\" is a symlinked spelling; Seatbelt "
+                              "matches the resolved path /private%s, so this filter never "
+                              "matches it",
+                              f->str, f->str));
+    }
+}
+
+#define SHADOW_BUDGET 4000000
+
+size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
+{
+    if (!s || !out)
+        return 0;
+    findings fs = {NULL, 0, 0, s};
+    bool has_default = false, budget_out = false;
+    size_t pairs = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_sb_rule *r = &s->rules[i];
+        if (r->action == GK_SB_UNRESOLVED)
+            continue;
+        bool on_default = false;
+        for (size_t k = 0; k < r->nops; k++)
+            on_default |= r->ops[k] == 0;
+        if (on_default && !r->filter)
+            has_default = true;
+        gk_loc site = r->loc;
+        if (on_default && r->action == GK_SB_ALLOW) {
+            add_finding(&fs, 3, GK_WARNING, site,
+                        "start from (deny default) and allow what the program needs",
+                        gk_strdup("SB003 allow-default: (allow default) allows every operation "
+                                  "no later rule denies"));
+        } else if (r->action == GK_SB_ALLOW && !r->filter) {
+            for (size_t k = 0; k < r->nops; k++) {
+                gk_sb_argkind ak = gk_sb_op_argkind(r->ops[k]);
+                if (ak == GK_SB_ARG_NONE)
+                    continue;
+                bool serious = ak == GK_SB_ARG_PATH;
+                /* As profiles spell it: process-exec is the alias they use. */
+                const char *name = gk_sb_op_name(r->ops[k]);
+                if (strcmp(name, "process-exec*") == 0)
+                    name = "process-exec";
+                add_finding(&fs, 2, serious ? GK_WARNING : GK_NOTE, site,
+                            "add a filter such as (subpath \"/dir\") or (literal \"/file\")",
+                            gk_printf("SB002 operand-less-allow: (allow %s) has no filter, so "
+                                      "it allows %s on everything",
+                                      name, name));
+                break;
+            }
+        }
+        lint_paths(&fs, r->filter, 0);
+        /* Shadowed: a later rule matches everything this one does, so this
+         * one never decides. Pairs are bounded: a huge profile gets a note
+         * that the analysis stopped, never a long stall. */
+        for (size_t k = i + 1; k < s->n && !budget_out; k++) {
+            if (++pairs > SHADOW_BUDGET) {
+                budget_out = true;
+                add_finding(&fs, 0, GK_NOTE, site, NULL,
+                            gk_printf("SB000 incomplete: shadowing was checked for the "
+                                      "rules before this one only (%d rule pairs)",
+                                      SHADOW_BUDGET));
+                break;
+            }
+            const gk_sb_rule *l = &s->rules[k];
+            if (l->action == GK_SB_UNRESOLVED || !ops_within(r, l) ||
+                !filter_within(r->filter, l->filter))
+                continue;
+            gk_autofree char *where = gk_loc_origin(rule_site(l));
+            bool same = l->action == r->action;
+            finding *f = add_finding(
+                &fs, 1, GK_WARNING, site,
+                same ? "remove it, or narrow the later rule" : "move it after the later rule",
+                gk_printf("SB001 shadowed: this rule never decides: the later rule at %s "
+                          "matches every query it does%s",
+                          where, same ? " (with the same action)" : " and overrides it"));
+            f->related = true;
+            f->rel = rule_site(l);
+            f->relmsg = gk_strdup("the later rule");
+            break;
+        }
+    }
+    for (size_t i = 0; i < s->nregexes; i++) {
+        const gk_sb_filter *f = s->regexes[i];
+        if (f->str[0] == '^')
+            continue;
+        bool dup = false;
+        for (size_t k = 0; k < i && !dup; k++)
+            dup = s->regexes[k]->loc.src == f->loc.src && s->regexes[k]->loc.start == f->loc.start;
+        if (dup)
+            continue;
+        add_finding(&fs, 4, GK_NOTE, f->loc,
+                    "start it with ^ to match from the root; keep it if any depth is meant",
+                    gk_printf("SB004 unanchored-regex: #\"%s\" is searched anywhere in the "
+                              "string, not matched from its start",
+                              f->str));
+    }
+    for (size_t i = 0; i < s->nparams; i++)
+        add_finding(&fs, 5, GK_WARNING, s->params[i].loc, "give it with -D NAME=VALUE",
+                    gk_printf("SB005 unresolved-param: param \"%s\" has no value",
+                              s->params[i].name));
+    for (size_t i = 0; i < s->nimports; i++)
+        add_finding(&fs, 6, GK_WARNING, s->imports[i].loc,
+                    "put the file beside the profile, or give -D IMPORT_DIR=DIR",
+                    gk_printf("SB006 unresolved-import: import \"%s\" was not resolved",
+                              s->imports[i].name));
+    if (!has_default && s->nsources) {
+        gk_loc top = {s->sources[0], 0, 0};
+        add_finding(&fs, 7, GK_WARNING, top, "add (deny default) after (version 1)",
+                    gk_strdup("SB007 no-default: the profile has no (deny default) or (allow "
+                              "default): whatever no rule matches is allowed"));
+    }
+    if (fs.n > 1)
+        qsort(fs.v, fs.n, sizeof(*fs.v), finding_cmp);
+    for (size_t i = 0; i < fs.n; i++) {
+        finding *f = &fs.v[i];
+        gk_diag *d = gk_diag_add(out, f->sev, f->loc, f->hint, "%s", f->msg);
+        if (f->related)
+            gk_diag_relate(d, f->rel, "%s", f->relmsg);
+        free(f->msg);
+        free(f->hint);
+        free(f->relmsg);
+    }
+    free(fs.v);
+    return fs.n;
+}

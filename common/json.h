@@ -1,0 +1,44 @@
+/* json_out.h - a streaming JSON writer: the bytes jansson's json_dumps
+ * would give (JSON_COMPACT, or JSON_INDENT(2)), without building a tree.
+ *
+ * The IR, its digest and the large emitter outputs are mostly strings;
+ * building a json_t tree only to print it cost more than everything else
+ * the emitters do. The caller writes object keys in the order it wants
+ * printed (bytewise order for canonical output). Strings are escaped as
+ * jansson does with JSON_ESCAPE_SLASH and JSON_ENSURE_ASCII off: '"',
+ * '\\' and U+0000..U+001F only (\b \f \n \r \t, else \u00XX); invalid
+ * UTF-8 bytes become U+FFFD. tests/check_ir.c holds the output to jansson.
+ *
+ * Ownership: a gk_json_out writes into the caller's gk_buf and owns
+ * nothing; it keeps container state for at most GK_JSON_MAX_DEPTH levels
+ * (deeper nesting aborts: no grantkit document comes near it).
+ */
+#ifndef GK_JSON_OUT_H
+#define GK_JSON_OUT_H
+
+#include "common/util.h"
+
+#define GK_JSON_MAX_DEPTH 32
+
+typedef struct gk_json_out {
+    gk_buf *b;
+    bool pretty;       /* JSON_INDENT(2) style, else compact */
+    bool after_key;    /* a key was written: the value follows it directly */
+    int depth;
+    bool filled[GK_JSON_MAX_DEPTH]; /* the open container has an element */
+    char closer[GK_JSON_MAX_DEPTH]; /* '}' or ']' */
+} gk_json_out;
+
+GK_HIDDEN void gk_json_init(gk_json_out *j, gk_buf *b, bool pretty);
+GK_HIDDEN void gk_json_object(gk_json_out *j);
+GK_HIDDEN void gk_json_array(gk_json_out *j);
+GK_HIDDEN void gk_json_end(gk_json_out *j);  /* closes the innermost container */
+GK_HIDDEN void gk_json_key(gk_json_out *j, const char *key);
+GK_HIDDEN void gk_json_string(gk_json_out *j, const char *s); /* NULL: null */
+GK_HIDDEN void gk_json_null(gk_json_out *j);
+GK_HIDDEN void gk_json_bool(gk_json_out *j, bool v);
+GK_HIDDEN void gk_json_int(gk_json_out *j, long long v);
+/* A JSON string literal of s into b (what gk_json_string writes). */
+GK_HIDDEN void gk_json_quote(gk_buf *b, const char *s);
+
+#endif

@@ -1,0 +1,418 @@
+/* util.c - allocation, strings, vectors, buffers, file I/O. */
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void gk_freep(void *pp)
+{
+    free(*(void **)pp);
+}
+
+static void *gk_oom(void)
+{
+    abort();
+}
+
+void *gk_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    return p ? p : gk_oom();
+}
+
+void *gk_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    return p ? p : gk_oom();
+}
+
+void *gk_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    return q ? q : gk_oom();
+}
+
+char *gk_strdup(const char *s)
+{
+    return s ? gk_strndup(s, strlen(s)) : NULL;
+}
+
+char *gk_strndup(const char *s, size_t n)
+{
+    char *d = gk_malloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *gk_concat(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    char *s = gk_malloc(na + nb + 1);
+    memcpy(s, a, na);
+    memcpy(s + na, b, nb + 1);
+    return s;
+}
+
+char *gk_vprintf(const char *fmt, va_list ap)
+{
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        gk_oom();
+    return s;
+}
+
+char *gk_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = gk_vprintf(fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+bool gk_str_eq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+bool gk_has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool gk_has_suffix(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+int gk_strcmp_bytes(const char *a, const char *b)
+{
+    /* strcmp compares as unsigned char, which is memcmp order for strings. */
+    return strcmp(a, b);
+}
+
+int gk_cmp_strp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+bool gk_path_within(const char *p, const char *q)
+{
+    size_t n = strlen(q);
+    if (n == 1 && q[0] == '/')
+        return p[0] == '/';
+    if (strncmp(p, q, n) != 0)
+        return false;
+    return p[n] == '\0' || p[n] == '/';
+}
+
+const char *gk_basename(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+char *gk_path_parent(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    if (!s || (s == p && p[1] == '\0'))
+        return NULL;
+    if (s == p)
+        return gk_strdup("/");
+    return gk_strndup(p, (size_t)(s - p));
+}
+
+char *gk_path_join(const char *dir, const char *name)
+{
+    /* Without printf: resolution and the PATH walk join on every query. */
+    size_t n = strlen(dir), m = strlen(name);
+    bool slash = !(n && dir[n - 1] == '/');
+    char *out = gk_malloc(n + slash + m + 1);
+    memcpy(out, dir, n);
+    if (slash)
+        out[n] = '/';
+    memcpy(out + n + slash, name, m + 1);
+    return out;
+}
+
+size_t gk_edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    size_t *row = gk_malloc((m + 1) * sizeof(*row));
+    for (size_t j = 0; j <= m; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t up = row[j];
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            size_t best = diag + cost;
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    size_t d = row[m];
+    free(row);
+    return d;
+}
+
+const char *gk_nearest(const char *word, const char *const *candidates, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    size_t len = strlen(word);
+    /* Allow about one edit per three characters, at least one, at most three. */
+    size_t limit = len / 3 + 1;
+    if (limit > 3)
+        limit = 3;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = gk_edit_distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    return best_d <= limit ? best : NULL;
+}
+
+bool gk_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        unsigned c = *p;
+        size_t need;
+        unsigned cp;
+        if (c < 0x80) {
+            p++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            need = 1;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            need = 2;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            need = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if ((size_t)(end - p) <= need)
+            return false;
+        for (size_t i = 1; i <= need; i++) {
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[i] & 0x3F);
+        }
+        /* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+        if ((need == 1 && cp < 0x80) || (need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) ||
+            (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+            return false;
+        p += need + 1;
+    }
+    return true;
+}
+
+void gk_strvec_push(gk_strvec *sv, const char *s)
+{
+    gk_strvec_push_take(sv, gk_strdup(s));
+}
+
+void gk_strvec_push_take(gk_strvec *sv, char *s)
+{
+    GK_VEC_PUSH(sv->v, sv->n, sv->cap, s);
+}
+
+bool gk_strvec_contains(const gk_strvec *sv, const char *s)
+{
+    for (size_t i = 0; i < sv->n; i++)
+        if (strcmp(sv->v[i], s) == 0)
+            return true;
+    return false;
+}
+
+void gk_strvec_sort_unique(gk_strvec *sv)
+{
+    if (sv->n < 2)
+        return;
+    qsort(sv->v, sv->n, sizeof(char *), gk_cmp_strp);
+    size_t w = 1;
+    for (size_t r = 1; r < sv->n; r++) {
+        if (strcmp(sv->v[r], sv->v[w - 1]) == 0)
+            free(sv->v[r]);
+        else
+            sv->v[w++] = sv->v[r];
+    }
+    sv->n = w;
+}
+
+void gk_strvec_copy(gk_strvec *dst, const gk_strvec *src)
+{
+    for (size_t i = 0; i < src->n; i++)
+        gk_strvec_push(dst, src->v[i]);
+}
+
+void gk_strvec_free(gk_strvec *sv)
+{
+    for (size_t i = 0; i < sv->n; i++)
+        free(sv->v[i]);
+    free(sv->v);
+    sv->v = NULL;
+    sv->n = sv->cap = 0;
+}
+
+bool gk_strvec_bsearch(const gk_strvec *sv, const char *s)
+{
+    size_t lo = 0, hi = sv->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(sv->v[mid], s);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+void gk_buf_grow(gk_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    b->data = gk_realloc(b->data, cap);
+    b->cap = cap;
+}
+
+void gk_buf_printf(gk_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = gk_vprintf(fmt, ap);
+    va_end(ap);
+    gk_buf_puts(b, s);
+    free(s);
+}
+
+char *gk_buf_steal(gk_buf *b, size_t *len)
+{
+    gk_buf_grow(b, 0);
+    b->data[b->len] = '\0'; /* a buffer never written to is "" too */
+    char *d = b->data;
+    if (len)
+        *len = b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return d;
+}
+
+void gk_buf_free(gk_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+int gk_read_file(const char *path, char **out, size_t *len)
+{
+    *out = NULL;
+    int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return -EISDIR;
+    }
+    gk_buf b = {0};
+    char chunk[65536];
+    for (;;) {
+        ssize_t r = read(fd, chunk, sizeof(chunk));
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = -errno;
+            close(fd);
+            gk_buf_free(&b);
+            return e;
+        }
+        if (r == 0)
+            break;
+        gk_buf_add(&b, chunk, (size_t)r);
+    }
+    close(fd);
+    *out = gk_buf_steal(&b, len);
+    return 0;
+}
+
+int gk_write_file_atomic(const char *path, const char *data, size_t len)
+{
+    /* Renaming over a device (/dev/null) would replace it: write in place. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+            return -errno;
+        int err = 0;
+        for (size_t off = 0; off < len;) {
+            ssize_t w = write(fd, data + off, len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                err = -errno;
+                break;
+            }
+            off += (size_t)w;
+        }
+        close(fd);
+        return err;
+    }
+    gk_autofree char *tmp = gk_printf("%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return -errno;
+    int err = 0;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            err = -errno;
+            break;
+        }
+        off += (size_t)w;
+    }
+    /* Keep the mode a plain file would get (mkstemp makes 0600). */
+    mode_t um = umask(0);
+    umask(um);
+    if (!err && fchmod(fd, 0666 & ~um) < 0)
+        err = -errno;
+    if (!err && fsync(fd) < 0)
+        err = -errno;
+    if (close(fd) < 0 && !err)
+        err = -errno;
+    if (!err && rename(tmp, path) < 0)
+        err = -errno;
+    if (err)
+        unlink(tmp);
+    return err;
+}

@@ -1,0 +1,372 @@
+/* compile.c - the driver: read files, parse either surface, resolve
+ * include/extend, freeze, and fold everything into one stack.
+ *
+ * include "x" adds x's layers (meet); extend "x" joins x's own layer into
+ * this file's layer. The extended file's own includes are its demands, so
+ * they are added as layers rather than joined (a join of a stack is not a
+ * layer); this keeps extend sound.
+ *
+ * Resolution: "./" and "../" paths are relative to the including file;
+ * absolute paths are taken as written; any other path is looked up only
+ * along the policy path, so a file planted beside a project policy cannot
+ * shadow base/minimal.grant. */
+#include "ir/ir.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GK_INCLUDE_DEPTH 32
+
+typedef struct unit {
+    char *key;      /* canonical file name, for the cache and cycle checks */
+    gk_stack layers; /* include layers, then the file's own layer last */
+    bool has_own;   /* the last layer is this file's own layer */
+    bool ok;
+    grant_context *ctx; /* a compiled IR's own context, else NULL */
+} unit;
+
+typedef struct loader {
+    const grant_context *ctx;
+    grant_diags *diags;
+    grant_policy *policy;
+    unit **cache;
+    size_t ncache, capcache;
+    gk_strvec chain_keys, chain_names; /* files being loaded, outermost first */
+} loader;
+
+static void unit_free(unit *u)
+{
+    if (!u)
+        return;
+    free(u->key);
+    gk_stack_free(&u->layers);
+    grant_context_free(u->ctx);
+    free(u);
+}
+
+static gk_surface surface_of(const char *name)
+{
+    if (gk_has_suffix(name, ".yaml") || gk_has_suffix(name, ".yml"))
+        return GK_SURFACE_YAML;
+    if (gk_has_suffix(name, ".json"))
+        return GK_SURFACE_JSON;
+    return GK_SURFACE_GRANT;
+}
+
+static char *dir_of(const char *name)
+{
+    const char *s = strrchr(name, '/');
+    if (!s)
+        return gk_strdup(".");
+    if (s == name)
+        return gk_strdup("/");
+    return gk_strndup(name, (size_t)(s - name));
+}
+
+/* dir + rel for display, without "./" noise. */
+static char *join_display(const char *dir, const char *rel)
+{
+    while (gk_has_prefix(rel, "./"))
+        rel += 2;
+    if (strcmp(dir, ".") == 0)
+        return gk_strdup(rel);
+    return gk_path_join(dir, rel);
+}
+
+static char *resolve_include(loader *L, const char *from, const char *rel, gk_loc loc)
+{
+    if (rel[0] == '/')
+        return gk_strdup(rel);
+    if (gk_has_prefix(rel, "./") || gk_has_prefix(rel, "../")) {
+        gk_autofree char *dir = dir_of(from);
+        return join_display(dir, rel);
+    }
+    const char *pp = L->ctx->policy_path ? L->ctx->policy_path : "";
+    char *list = gk_strdup(pp), *save = NULL;
+    char *found = NULL;
+    for (char *d = strtok_r(list, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char *cand = gk_path_join(d, rel);
+        if (access(cand, R_OK) == 0)
+            found = cand;
+        else
+            free(cand);
+    }
+    free(list);
+    if (!found)
+        gk_diag_add(L->diags, GK_ERROR, loc,
+                    "files beside this one are included with './'; others are looked up "
+                    "only along GRANTKIT_POLICY_PATH",
+                    "cannot find '%s' on the policy path '%s'", rel, pp);
+    return found;
+}
+
+static unit *load_unit(loader *L, const char *name, const char *text, size_t len, gk_loc from);
+
+/* Report a cycle closing at `key`, naming every file on it. */
+static bool check_chain(loader *L, const char *key, const char *name, gk_loc from)
+{
+    for (size_t i = 0; i < L->chain_keys.n; i++) {
+        if (strcmp(L->chain_keys.v[i], key) != 0)
+            continue;
+        gk_buf b = {0};
+        for (size_t k = i; k < L->chain_names.n; k++)
+            gk_buf_printf(&b, "%s -> ", L->chain_names.v[k]);
+        gk_buf_puts(&b, name);
+        gk_diag_add(L->diags, GK_ERROR, from, "remove one of the includes on the cycle",
+                    "include cycle: %s", b.data);
+        gk_buf_free(&b);
+        return false;
+    }
+    if (L->chain_keys.n >= GK_INCLUDE_DEPTH) {
+        gk_diag_add(L->diags, GK_ERROR, from, NULL, "includes nested deeper than %d levels at '%s'",
+                    GK_INCLUDE_DEPTH, name);
+        return false;
+    }
+    return true;
+}
+
+/* Load an include or extend target named in `ast` at word w. */
+static unit *load_child(loader *L, const gk_file_ast *ast, const gk_word *w)
+{
+    gk_autofree char *path = resolve_include(L, ast->src->name, w->text, w->loc);
+    if (!path)
+        return NULL;
+    return load_unit(L, path, NULL, 0, w->loc);
+}
+
+static void append_layers(gk_stack *dst, const gk_stack *src, size_t count)
+{
+    for (size_t i = 0; i < count && i < src->n; i++)
+        gk_stack_push_unique(dst, gk_layer_ref(src->v[i]));
+}
+
+static unit *load_ast_unit(loader *L, unit *u, const gk_file_ast *ast)
+{
+    bool ok = gk_ast_validate(ast, L->diags) == 0 && u->ok;
+    for (size_t i = 0; i < ast->nincludes; i++) {
+        unit *c = load_child(L, ast, &ast->includes[i]);
+        if (!c || !c->ok) {
+            ok = false;
+            continue;
+        }
+        append_layers(&u->layers, &c->layers, c->layers.n);
+    }
+    gk_layer *own = ok ? gk_layer_from_ast(L->ctx, ast, L->diags) : NULL;
+    if (!own)
+        ok = false;
+    for (size_t i = 0; i < ast->nextends; i++) {
+        unit *c = load_child(L, ast, &ast->extends[i]);
+        if (!c || !c->ok || !c->layers.n) {
+            ok = false;
+            continue;
+        }
+        if (!own)
+            continue;
+        size_t n = c->layers.n;
+        /* Its own layer is joined; the layers it includes stay layers. */
+        append_layers(&u->layers, &c->layers, c->has_own ? n - 1 : n);
+        if (c->has_own) {
+            gk_layer *j = gk_layer_join(own, c->layers.v[n - 1], NULL);
+            gk_layer_free(own);
+            own = j;
+        }
+    }
+    if (own) {
+        gk_stack_push(&u->layers, own);
+        u->has_own = true;
+    }
+    u->ok = ok;
+    return u;
+}
+
+static unit *load_unit(loader *L, const char *name, const char *text, size_t len, gk_loc from)
+{
+    gk_autofree char *owned = NULL;
+    if (!text) {
+        int r = gk_read_file(name, &owned, &len);
+        if (r < 0) {
+            if (from.src)
+                gk_diag_add(L->diags, GK_ERROR, from, NULL, "cannot read '%s': %s", name,
+                            strerror(-r));
+            else
+                gk_diag_file(L->diags, GK_ERROR, name, "cannot read: %s", strerror(-r));
+            return NULL;
+        }
+        text = owned;
+    }
+    gk_autofree char *real = realpath(name, NULL);
+    gk_autofree char *key = gk_strdup(real ? real : name);
+    for (size_t i = 0; i < L->ncache; i++)
+        if (strcmp(L->cache[i]->key, key) == 0)
+            return L->cache[i];
+    if (!check_chain(L, key, name, from))
+        return NULL;
+
+    gk_source *src = gk_source_new(name, text, len);
+    gk_surface surface = surface_of(name);
+    /* A compiled IR brings the sources it was compiled from instead, so
+     * compiling it again reproduces it byte for byte. */
+    if (surface != GK_SURFACE_JSON) {
+        gk_policy_add_source(L->policy, name, src);
+        /* Compiled for this host, the file itself is protected during runs;
+         * for another host, where it will be is unknown. */
+        if (L->ctx->target == GRANT_TARGET_HOST && real)
+            gk_strvec_push(&L->policy->protect, real);
+    }
+    unit *u = gk_calloc(1, sizeof(*u));
+    u->key = gk_strdup(key);
+    u->ok = true;
+
+    gk_strvec_push(&L->chain_keys, key);
+    gk_strvec_push(&L->chain_names, name);
+    if (surface == GK_SURFACE_JSON) {
+        grant_policy *p = gk_ir_read(src, L->ctx, L->diags);
+        if (p) {
+            append_layers(&u->layers, &p->stack, p->stack.n);
+            gk_strvec_copy(&L->policy->protect, &p->protect);
+            u->has_own = p->stack.n > 0;
+            for (size_t i = 0; i < p->nsources; i++) {
+                /* The sources it was compiled from keep their digests. */
+                bool seen = false;
+                for (size_t k = 0; k < L->policy->nsources; k++)
+                    seen |= strcmp(L->policy->sources[k].file, p->sources[i].file) == 0;
+                if (!seen) {
+                    L->policy->sources = gk_realloc(L->policy->sources,
+                                                    (L->policy->nsources + 1) *
+                                                        sizeof(*L->policy->sources));
+                    gk_policy_source *s = &L->policy->sources[L->policy->nsources++];
+                    s->file = gk_strdup(p->sources[i].file);
+                    memcpy(s->sha256, p->sources[i].sha256, sizeof(s->sha256));
+                }
+            }
+            u->ctx = gk_context_copy(p->ctx);
+            grant_policy_free(p);
+        } else {
+            u->ok = false;
+        }
+    } else {
+        gk_file_ast *ast = surface == GK_SURFACE_YAML ? gk_load_yaml(src, L->diags)
+                                                      : gk_parse_grant(src, L->diags);
+        if (L->diags->errors)
+            u->ok = false;
+        load_ast_unit(L, u, ast);
+        gk_ast_free(ast);
+    }
+    free(L->chain_keys.v[--L->chain_keys.n]);
+    free(L->chain_names.v[--L->chain_names.n]);
+    gk_source_unref(src);
+
+    GK_VEC_PUSH(L->cache, L->ncache, L->capcache, u);
+    return u;
+}
+
+static void loader_free(loader *L)
+{
+    for (size_t i = 0; i < L->ncache; i++)
+        unit_free(L->cache[i]);
+    free(L->cache);
+    gk_strvec_free(&L->chain_keys);
+    gk_strvec_free(&L->chain_names);
+}
+
+/* The shared body of grant_compile and grant_compile_buffer. */
+static int compile_units(const grant_context *ctx, const char *const *files, size_t nfiles,
+                         const char *buf_text, size_t buf_len, const char *const *extends,
+                         size_t nextends, grant_diags *diags, grant_policy **out)
+{
+    *out = NULL;
+    if (!ctx || !diags || (!files && nfiles) || (!extends && nextends))
+        return -EINVAL;
+    loader L = {.ctx = ctx, .diags = diags, .policy = gk_policy_new(ctx)};
+    size_t errors_before = diags->errors;
+    /* head: the first file's includes; own: its layer (extends join into
+     * it); tail: every later layer. Meet is the concatenation. */
+    gk_stack head = {0}, tail = {0};
+    gk_layer *own = NULL;
+    for (size_t i = 0; i < nfiles; i++) {
+        gk_loc none = {0};
+        unit *u = load_unit(&L, files[i], buf_text, buf_len, none);
+        if (!u || !u->ok)
+            continue;
+        if (i == 0 && u->ctx) {
+            /* A compiled IR given first keeps the context it was frozen in. */
+            grant_context_free(L.policy->ctx);
+            L.policy->ctx = gk_context_copy(u->ctx);
+        }
+        if (i == 0 && u->has_own) {
+            append_layers(&head, &u->layers, u->layers.n - 1);
+            own = gk_layer_ref(u->layers.v[u->layers.n - 1]);
+        } else {
+            append_layers(i == 0 ? &head : &tail, &u->layers, u->layers.n);
+        }
+    }
+    for (size_t i = 0; i < nextends; i++) {
+        gk_loc none = {0};
+        unit *u = load_unit(&L, extends[i], NULL, 0, none);
+        if (!u || !u->ok || !u->layers.n)
+            continue;
+        size_t n = u->layers.n;
+        append_layers(&tail, &u->layers, u->has_own ? n - 1 : n);
+        if (own && u->has_own) {
+            gk_layer *j = gk_layer_join(own, u->layers.v[n - 1], NULL);
+            gk_layer_free(own);
+            own = j;
+        }
+    }
+    gk_stack stack = {0};
+    append_layers(&stack, &head, head.n);
+    if (own)
+        gk_stack_push_unique(&stack, own);
+    append_layers(&stack, &tail, tail.n);
+    gk_stack_free(&head);
+    gk_stack_free(&tail);
+    loader_free(&L);
+    grant_policy *p = L.policy;
+    p->stack = stack;
+    gk_strvec_sort_unique(&p->protect);
+    if (diags->errors > errors_before) {
+        grant_policy_free(p);
+        return -EPROTO;
+    }
+    *out = p;
+    return 0;
+}
+
+/* One compile freezes against one moment's view of the host: a cache of
+ * what exists and what does not, dropped when the compile ends. */
+static int compile_cached(const grant_context *ctx, const char *const *files, size_t nfiles,
+                          const char *buf_text, size_t buf_len, const char *const *extends,
+                          size_t nextends, grant_diags *diags, grant_policy **out)
+{
+    gk_resolve_cache cache = {0};
+    gk_freeze_cache_set(&cache);
+    int rc = compile_units(ctx, files, nfiles, buf_text, buf_len, extends, nextends, diags, out);
+    gk_freeze_cache_set(NULL);
+    gk_resolve_cache_free(&cache);
+    return rc;
+}
+
+int grant_compile(const grant_context *ctx, const char *const *files, size_t nfiles,
+                  const char *const *extends, size_t nextends, grant_diags *diags,
+                  grant_policy **out)
+{
+    if (!out)
+        return -EINVAL;
+    if (nfiles == 0) {
+        *out = NULL;
+        return -EINVAL;
+    }
+    return compile_cached(ctx, files, nfiles, NULL, 0, extends, nextends, diags, out);
+}
+
+int grant_compile_buffer(const grant_context *ctx, const char *name, const char *text, size_t len,
+                         grant_diags *diags, grant_policy **out)
+{
+    if (!out || !name || !text)
+        return -EINVAL;
+    const char *files[1] = {name};
+    return compile_cached(ctx, files, 1, text, len, NULL, 0, diags, out);
+}

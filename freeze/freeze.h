@@ -1,0 +1,104 @@
+/* freeze.h - the freeze context and path freezing (grant-language.md §4).
+ *
+ * A path word from a grant file is frozen once, at compile time:
+ *   1. expand sigils (~, ~/x, ~user[/x], xdg:NAME[/x], cwd:[/x], tempdir:[/x]);
+ *   2. lex (collapse //, ., apply .. lexically; .. above / is an error);
+ *   3. canonicalise: host target resolves symlinks of the longest existing
+ *      prefix; offline targets apply the alias table instead and never touch
+ *      the local filesystem;
+ * and keeps both spellings: `path` (after 2) and `real` (after 3).
+ *
+ * Ownership: grant_context owns its strings; gk_fpath owns path and real.
+ */
+#ifndef GK_FREEZE_H
+#define GK_FREEZE_H
+
+#include "common/diag.h"
+#include "common/pathmap.h"
+
+enum gk_xdg { GK_XDG_CONFIG, GK_XDG_DATA, GK_XDG_CACHE, GK_XDG_STATE, GK_XDG_BIN, GK_XDG_COUNT };
+
+struct grant_context {
+    grant_target target;  /* GRANT_TARGET_HOST resolves against this machine */
+    char *home, *user, *cwd, *tempdir, *path;
+    char *xdg[GK_XDG_COUNT]; /* absolute, resolved (defaults under home) */
+    bool implicit;
+    char *policy_path;       /* ':'-separated dirs for non-./ includes */
+    /* Which values were set explicitly (flags), as opposed to defaults from
+     * the environment: a compiled IR read together with explicit values
+     * that disagree with its context is an error. */
+    unsigned explicit_mask;
+};
+#define GK_CTX_BIT(key) (1u << (key))             /* grant_ctx_key */
+#define GK_CTX_BIT_TARGET (1u << 8)
+#define GK_CTX_BIT_XDG(i) (1u << (9 + (i)))       /* enum gk_xdg */
+#define GK_CTX_BIT_IMPLICIT (1u << 15)
+/* Not a flag: xdg[i] came from XDG_*_HOME in the environment. Like a flag
+ * (GK_CTX_BIT_XDG) it keeps its value when HOME changes later; defaults
+ * (neither bit) follow the new home. Never part of the IR context check. */
+#define GK_CTX_BIT_XDG_ENV(i) (1u << (16 + (i)))
+
+GK_HIDDEN extern const char *const gk_xdg_names[GK_XDG_COUNT]; /* "config", ... */
+
+/* "linux", "macos", "windows": the host target reports the OS it runs on. */
+GK_HIDDEN const char *gk_target_name(const grant_context *ctx);
+GK_HIDDEN bool gk_target_is_offline(const grant_context *ctx);
+GK_HIDDEN grant_context *gk_context_copy(const grant_context *ctx);
+
+typedef struct gk_fpath {
+    char *path; /* sigils expanded, lexically normal, absolute */
+    char *real; /* canonical on the target (symlinks or alias table) */
+} gk_fpath;
+
+GK_HIDDEN void gk_fpath_free(gk_fpath *p);
+GK_HIDDEN int gk_fpath_cmp(const gk_fpath *a, const gk_fpath *b); /* by real, then path */
+
+/* Freeze a path word written at loc. On error adds a diagnostic at loc
+ * (with a hint: the nearest sigil name, "write ~/x" for a relative path...)
+ * and returns -1; on success fills *out and returns 0. A trailing '/' is
+ * dropped (the caller remembers dir-ness). */
+GK_HIDDEN int gk_freeze_path(const grant_context *ctx, const char *text, gk_loc loc,
+                             grant_diags *diags, gk_fpath *out);
+
+/* Steps 1 and 2 only (exec targets: admission reads spellings). */
+GK_HIDDEN int gk_freeze_lexical(const grant_context *ctx, const char *text, gk_loc loc,
+                                grant_diags *diags, char **out);
+
+/* Lexical normalisation of an absolute path: returns NULL when .. climbs
+ * above the root. */
+GK_HIDDEN char *gk_lex_normalize(const char *abs);
+
+/* Resolve an absolute path on this host as the kernel would: each symlink
+ * before a following '..', '..' at the root stays there, the missing tail
+ * appended lexically. NULL on a symlink loop. For queries (the gate). */
+GK_HIDDEN char *gk_resolve_host(const char *abs);
+/* The same, remembering which paths exist and are no symlinks, for a scan
+ * that resolves many paths under the same directories at one moment (a
+ * PATH listing). The cache owns copies of its paths; free it when the scan
+ * ends (the filesystem may change after). */
+typedef struct gk_resolve_cache {
+    gk_pathmap known;   /* exist, and are no symlink */
+    gk_pathmap absent;  /* do not exist (nor does anything below them) */
+    gk_strvec owned;
+    /* PATH directories probed often enough get listed once. */
+    gk_pathmap dirs;    /* by id: probes[id], listed[id] */
+    size_t *probes;
+    bool *listed;
+    size_t capdirs;
+    gk_pathmap entries; /* "DIR/NAME" of every listed directory's entries */
+} gk_resolve_cache;
+GK_HIDDEN char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache);
+GK_HIDDEN void gk_resolve_cache_free(gk_resolve_cache *cache);
+/* May dir/name exist? false only when a listing of dir (taken once dir
+ * has been asked about often) lacks name; the caller still stats a true. */
+GK_HIDDEN bool gk_resolve_cache_may_exist(gk_resolve_cache *cache, const char *dir,
+                                          const char *name);
+/* While set (by one compile, on its thread), host canonicalisation in
+ * freezing uses this cache: a policy of thousands of paths under a few
+ * directories is frozen against one moment's view of the host. */
+GK_HIDDEN void gk_freeze_cache_set(gk_resolve_cache *cache);
+
+/* Step 3 on its own, for a lexically normal absolute path. */
+GK_HIDDEN char *gk_canonicalize(const grant_context *ctx, const char *lexical);
+
+#endif

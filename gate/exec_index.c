@@ -1,0 +1,286 @@
+/* gate_exec.c - the compiled exec index: the gate's answer on a command
+ * without folding the layers one by one (grant-language.md §6, steps 1-3).
+ *
+ * Every name, file and dir any layer lists is one hash slot carrying one
+ * bit per layer and kind, so an answer costs a lookup per identity, per
+ * basename and per ancestor of the walked and canonical paths, whatever
+ * the rule count. Subcommands entries hang off their slot so step 2 sees
+ * every entry that binds argv[1] at once, which also answers the
+ * projection's question "for some argv[1]?" exactly: the intersection of
+ * the binding entries' lists is not empty.
+ *
+ * The explaining fold (decide.c) stays the reference: the property tests
+ * hold this index to it on random stacks. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "gate/gate.h"
+#include "common/pathmap.h"
+
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GK_EXEC_MAX_LAYERS 64
+
+/* What a layer lists at a key. */
+enum { X_NAME, X_FILE, X_DIR, X_VETO_NAME, X_VETO_FILE, X_VETO_DIR, X_KINDS };
+
+/* What the layers list at one key (indexed by the key's pathmap id). */
+typedef struct xslot {
+    uint64_t bits[X_KINDS]; /* one bit per layer */
+    uint32_t binds; /* 1 + index of the first Subcommands ref at this key, 0: none */
+} xslot;
+
+/* A Subcommands entry (not Allow) of an allowing layer at a key. */
+typedef struct bind_ref {
+    const gk_admit *a;
+    uint32_t next; /* 1 + index of the next ref at the same key, 0: none */
+} bind_ref;
+
+typedef struct veto_pattern {
+    const pcre2_code *code; /* NULL: uncompilable, vetoes everything (fail closed) */
+    uint64_t layer;         /* its layer's bit */
+    /* Bytes every match needs (PCRE2's own study, -1: none): most names
+     * are turned away by a byte test before the matcher starts. */
+    int first;              /* the first byte of any match */
+    bool anchored;          /* ... which is then the subject's first byte */
+    int last;               /* a byte somewhere in any match */
+} veto_pattern;
+
+static veto_pattern pattern_of(const pcre2_code *code, const char *text, uint64_t bit)
+{
+    veto_pattern vp = {code, bit, -1, false, -1};
+    /* Inline options could make the literals caseless: no shortcut then. */
+    if (!code || strstr(text, "(?"))
+        return vp;
+    uint32_t type = 0, unit = 0, options = 0;
+    if (pcre2_pattern_info(code, PCRE2_INFO_FIRSTCODETYPE, &type) == 0 && type == 1 &&
+        pcre2_pattern_info(code, PCRE2_INFO_FIRSTCODEUNIT, &unit) == 0 && unit < 256) {
+        vp.first = (int)unit;
+        vp.anchored = pcre2_pattern_info(code, PCRE2_INFO_ALLOPTIONS, &options) == 0 &&
+                      (options & PCRE2_ANCHORED);
+    }
+    if (pcre2_pattern_info(code, PCRE2_INFO_LASTCODETYPE, &type) == 0 && type == 1 &&
+        pcre2_pattern_info(code, PCRE2_INFO_LASTCODEUNIT, &unit) == 0 && unit < 256)
+        vp.last = (int)unit;
+    return vp;
+}
+
+struct gk_exec_index {
+    bool usable; /* false: more layers than bits, the fold answers */
+    uint64_t allow_layers; /* layers whose exec section lists admissions */
+    gk_pathmap keys;       /* every name, file and dir a layer lists (borrowed) */
+    xslot *slots;          /* by key id */
+    size_t nslots, capslots;
+    bind_ref *binds;
+    size_t nbinds, capbinds;
+    veto_pattern *patterns;
+    size_t npatterns, cappatterns;
+};
+
+static xslot *slot_for(gk_exec_index *ix, const char *key)
+{
+    size_t id = gk_pathmap_intern(&ix->keys, key, strlen(key));
+    if (id == ix->nslots) {
+        xslot empty = {0};
+        GK_VEC_PUSH(ix->slots, ix->nslots, ix->capslots, empty);
+    }
+    return &ix->slots[id];
+}
+
+static const xslot *lookup(const gk_exec_index *ix, const char *key)
+{
+    size_t len = strlen(key);
+    long id = gk_pathmap_find(&ix->keys, key, len, gk_fnv(key, len));
+    return id >= 0 ? &ix->slots[id] : NULL;
+}
+
+static void add_admits(gk_exec_index *ix, const gk_admits *a, uint64_t bit, bool file)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        xslot *s = slot_for(ix, a->v[i].key);
+        s->bits[file ? X_FILE : X_NAME] |= bit;
+        if (a->v[i].all)
+            continue;
+        bind_ref r = {&a->v[i], s->binds};
+        GK_VEC_PUSH(ix->binds, ix->nbinds, ix->capbinds, r);
+        s->binds = (uint32_t)ix->nbinds;
+    }
+}
+
+static void add_entries(gk_exec_index *ix, const gk_entries *e, uint64_t bit, int kind)
+{
+    for (size_t i = 0; i < e->n; i++)
+        slot_for(ix, e->v[i].key)->bits[kind] |= bit;
+}
+
+gk_exec_index *gk_exec_index_build(const grant_policy *p)
+{
+    gk_exec_index *ix = gk_calloc(1, sizeof(*ix));
+    ix->usable = p->stack.n <= GK_EXEC_MAX_LAYERS;
+    if (!ix->usable)
+        return ix;
+    size_t keys = 0;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_exec_dim *x = &p->stack.v[l]->exec;
+        if (p->stack.v[l]->has_exec)
+            keys += x->names.n + x->files.n + x->dirs.n + x->veto_names.n + x->veto_files.n +
+                    x->veto_dirs.n;
+    }
+    gk_pathmap_reserve(&ix->keys, keys);
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_layer *f = p->stack.v[l];
+        if (!f->has_exec)
+            continue;
+        const gk_exec_dim *x = &f->exec;
+        uint64_t bit = 1ULL << l;
+        if (x->has_allow) { /* a deny-only section admits by default */
+            ix->allow_layers |= bit;
+            add_admits(ix, &x->names, bit, false);
+            add_admits(ix, &x->files, bit, true);
+            add_entries(ix, &x->dirs, bit, X_DIR);
+        }
+        add_entries(ix, &x->veto_names, bit, X_VETO_NAME);
+        add_entries(ix, &x->veto_files, bit, X_VETO_FILE);
+        add_entries(ix, &x->veto_dirs, bit, X_VETO_DIR);
+        for (size_t i = 0; i < x->veto_match.n; i++) {
+            veto_pattern vp = pattern_of(x->match_code ? x->match_code[i] : NULL,
+                                         x->veto_match.v[i].key, bit);
+            GK_VEC_PUSH(ix->patterns, ix->npatterns, ix->cappatterns, vp);
+        }
+    }
+    return ix;
+}
+
+void gk_exec_index_free(gk_exec_index *ix)
+{
+    if (!ix)
+        return;
+    gk_pathmap_clear(&ix->keys);
+    free(ix->slots);
+    free(ix->binds);
+    free(ix->patterns);
+    free(ix);
+}
+
+/* The veto-dir and allow-dir bits of every proper ancestor of p, as the
+ * fold's dir_holding sees them (a trailing '/' makes p its own ancestor):
+ * every prefix gk_path_prefixes_of gives but p itself. */
+static void ancestor_bits(const gk_exec_index *ix, const char *p, uint64_t *veto_dir,
+                          uint64_t *dir)
+{
+    if (!ix->nslots || p[0] != '/')
+        return;
+    gk_path_prefixes px;
+    gk_path_prefixes_of(p, &px);
+    for (size_t l = 0; l + 1 < px.n; l++) {
+        long id = gk_pathmap_find(&ix->keys, p, px.len[l], px.hash[l]);
+        if (id >= 0) {
+            *veto_dir |= ix->slots[id].bits[X_VETO_DIR];
+            *dir |= ix->slots[id].bits[X_DIR];
+        }
+    }
+    gk_path_prefixes_free(&px);
+}
+
+/* The layers whose veto patterns hit a basename. */
+static uint64_t pattern_bits(const gk_exec_index *ix, const char *base, pcre2_match_data **md)
+{
+    uint64_t bits = 0;
+    size_t len = strlen(base);
+    for (size_t i = 0; i < ix->npatterns; i++) {
+        const veto_pattern *vp = &ix->patterns[i];
+        if (bits & vp->layer)
+            continue;
+        if (!vp->code) {
+            bits |= vp->layer;
+            continue;
+        }
+        if (vp->first >= 0 && (vp->anchored ? (unsigned char)base[0] != vp->first
+                                             : !memchr(base, vp->first, len)))
+            continue;
+        if (vp->last >= 0 && !memchr(base, vp->last, len))
+            continue;
+        if (!*md)
+            *md = pcre2_match_data_create(1, NULL);
+        if (!*md || pcre2_match(vp->code, (PCRE2_SPTR)base, len, 0, 0, *md, NULL) >= 0)
+            bits |= vp->layer; /* no memory for the match: fail closed */
+    }
+    return bits;
+}
+
+#define MAX_BINDS (6 * GK_EXEC_MAX_LAYERS) /* 3 identities x (id, basename) x layers */
+
+/* A slot holds at most one entry per layer, so the bound is never reached;
+ * false if it were, and the caller refuses rather than drop a restriction. */
+static bool collect_binds(const gk_exec_index *ix, const xslot *s, const gk_admit **out,
+                          size_t *n)
+{
+    for (uint32_t i = s ? s->binds : 0; i; i = ix->binds[i - 1].next) {
+        if (*n == MAX_BINDS)
+            return false;
+        out[(*n)++] = ix->binds[i - 1].a;
+    }
+    return true;
+}
+
+int gk_exec_index_answer(const gk_exec_index *ix, const grant_exec_query *q, gk_exec_question what)
+{
+    if (!ix->usable)
+        return -1;
+    const char *ids[3] = {q->spelling, q->walked, q->canonical};
+    uint64_t veto = 0, admitted = 0;
+    const gk_admit *binds[MAX_BINDS];
+    size_t nbinds = 0;
+    bool complete = true;
+    pcre2_match_data *md = NULL;
+    const char *matched_base = NULL;
+    uint64_t matched_bits = 0;
+    for (int k = 0; k < 3; k++) {
+        const char *id = ids[k];
+        /* A canonical file spelled as the walked one adds nothing: steps
+         * 1 and 2 read both alike, and step 3 reads neither. */
+        if (!id || (k == 2 && ids[1] && strcmp(id, ids[1]) == 0))
+            continue;
+        const char *base = gk_basename(id);
+        const xslot *at = lookup(ix, id);
+        const xslot *at_base = base != id ? lookup(ix, base) : NULL;
+        /* Step 1: vetoes read every identity and its basename; veto dirs
+         * the walked and canonical paths. */
+        if (at)
+            veto |= at->bits[X_VETO_NAME] | at->bits[X_VETO_FILE];
+        if (at_base)
+            veto |= at_base->bits[X_VETO_NAME];
+        if (ix->npatterns) {
+            if (!matched_base || strcmp(matched_base, base) != 0) {
+                matched_bits = pattern_bits(ix, base, &md);
+                matched_base = base;
+            }
+            veto |= matched_bits;
+        }
+        uint64_t veto_dir = 0, allow_dir = 0;
+        if (k > 0)
+            ancestor_bits(ix, id, &veto_dir, &allow_dir);
+        veto |= veto_dir;
+        /* Step 2: Subcommands entries on any identity or its basename. */
+        complete &= collect_binds(ix, at, binds, &nbinds);
+        complete &= collect_binds(ix, at_base, binds, &nbinds);
+        /* Step 3: the spelling (name or file), the walked file, and the
+         * allow dirs holding the walked path. */
+        if (k == 0 && at)
+            admitted |= at->bits[X_NAME] | at->bits[X_FILE];
+        if (k == 1)
+            admitted |= (at ? at->bits[X_FILE] : 0) | allow_dir;
+    }
+    if (md)
+        pcre2_match_data_free(md);
+    if (what == GK_EXEC_VETO)
+        return veto ? GRANT_DENIED : GRANT_ALLOWED;
+    if (veto || !complete || (ix->allow_layers & ~admitted))
+        return GRANT_DENIED;
+    if (what == GK_EXEC_ANY_ARGV1)
+        return gk_admits_share_argv1(binds, nbinds) ? GRANT_ALLOWED : GRANT_DENIED;
+    for (size_t i = 0; i < nbinds; i++)
+        if (!q->argv1 || !gk_strvec_bsearch(&binds[i]->subs, q->argv1))
+            return GRANT_DENIED;
+    return GRANT_ALLOWED;
+}

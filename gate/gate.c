@@ -1,0 +1,963 @@
+/* gate.c - the one place authority is decided (grant-language.md §6).
+ *
+ * Two paths give one answer:
+ *   - the fast path (no verdict wanted) looks each ancestor of the query up
+ *     once in a hash index of every region of every layer, carrying one bit
+ *     per layer, so a check costs O(depth) lookups whatever the rule count;
+ *   - the explaining path folds the layers one by one (decide.c) to name
+ *     the deciding layer, rule and identity.
+ * The property tests hold the two to the same answers. */
+#include "gate/gate.h"
+#include "common/pathmap.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the compiled fs index ------------------------------------------------ */
+
+enum { F_IMPLICIT_READ = 1, F_IMPLICIT_WRITE = 2, F_SOURCE = 4, F_DEVICE = 8 };
+#define GK_INDEX_MAX_LAYERS 64
+#define GK_MAX_DEPTH 256
+
+/* What the layers say at one key (indexed by the key's pathmap id). */
+typedef struct slot {
+    uint64_t read, write, deny, ro;
+    unsigned flags;
+    uint32_t refs;   /* 1 + index of the first region ref at this key, 0: none */
+} slot;
+
+/* Which region of which layer sits at a key: lets an explanation name the
+ * deciding rule without searching the layer's lists. */
+enum { K_READ, K_WRITE, K_DENY, K_RO };
+typedef struct region_ref {
+    const gk_region *r;
+    uint32_t layer;
+    uint32_t kind;
+    uint32_t next;   /* 1 + index of the next ref at the same key, 0: none */
+} region_ref;
+
+typedef struct gk_gate_index {
+    bool usable;            /* false: more layers than bits, explain-path only */
+    gk_pathmap keys;        /* every region spelling, implicit entry and source */
+    slot *slots;            /* by key id */
+    size_t nslots, capslots;
+    uint64_t fs_layers, restricted;
+    gk_strvec owned;        /* keys not owned by a layer: implicit, sources */
+    region_ref *refs;
+    size_t nrefs, caprefs;
+    gk_strvec sources;      /* resolved source files */
+    gk_implicit implicit;
+    gk_exec_index *exec;
+} gk_gate_index;
+
+static slot *index_slot(gk_gate_index *ix, const char *key)
+{
+    size_t id = gk_pathmap_intern(&ix->keys, key, strlen(key));
+    if (id == ix->nslots) {
+        slot empty = {0};
+        GK_VEC_PUSH(ix->slots, ix->nslots, ix->capslots, empty);
+    }
+    return &ix->slots[id];
+}
+
+/* A device node is granted itself, not a path below it (/dev/null/x);
+ * /dev/shm is a directory and grants its contents. */
+static bool device_is_dir(const char *d)
+{
+    return strcmp(d, "/dev/shm") == 0;
+}
+
+static unsigned device_flag(const char *d)
+{
+    return device_is_dir(d) ? F_IMPLICIT_WRITE : F_DEVICE;
+}
+
+static const char *own(gk_gate_index *ix, char *s)
+{
+    gk_strvec_push_take(&ix->owned, s);
+    return s;
+}
+
+static void index_regions(gk_gate_index *ix, const gk_regions *r, size_t layer, int which,
+                          bool both)
+{
+    uint64_t bit = 1ULL << layer;
+    for (size_t i = 0; i < r->n; i++) {
+        const char *spellings[2] = {r->v[i].p.real, r->v[i].p.path};
+        for (int k = 0; k < (both ? 2 : 1); k++) {
+            slot *s = index_slot(ix, spellings[k]);
+            uint64_t *m = which == 0 ? &s->read : which == 1 ? &s->write : which == 2 ? &s->deny
+                                                                                       : &s->ro;
+            *m |= bit;
+            if (k == 1 && strcmp(spellings[0], spellings[1]) == 0)
+                continue; /* one ref per region and key */
+            region_ref ref = {&r->v[i], (uint32_t)layer, (uint32_t)which, s->refs};
+            GK_VEC_PUSH(ix->refs, ix->nrefs, ix->caprefs, ref);
+            s->refs = (uint32_t)ix->nrefs;
+        }
+    }
+}
+
+static gk_gate_index *index_build(const grant_policy *p)
+{
+    gk_gate_index *ix = gk_calloc(1, sizeof(*ix));
+    gk_implicit_for(p->ctx, &ix->implicit);
+    ix->exec = gk_exec_index_build(p);
+    ix->usable = p->stack.n <= GK_INDEX_MAX_LAYERS;
+    gk_strvec_copy(&ix->sources, &p->protect);
+    if (!ix->usable)
+        return ix;
+    size_t keys = ix->implicit.read.n + ix->implicit.write.n + ix->implicit.devices.n + 1 +
+                  ix->sources.n;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_fs_dim *fs = &p->stack.v[l]->fs;
+        if (p->stack.v[l]->has_fs)
+            keys += fs->read.n + fs->write.n + 2 * (fs->deny.n + fs->readonly.n);
+    }
+    gk_pathmap_reserve(&ix->keys, keys);
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_layer *f = p->stack.v[l];
+        if (!f->has_fs)
+            continue;
+        ix->fs_layers |= 1ULL << l;
+        if (f->fs.restricted)
+            ix->restricted |= 1ULL << l;
+        index_regions(ix, &f->fs.read, l, 0, false);
+        index_regions(ix, &f->fs.write, l, 1, false);
+        index_regions(ix, &f->fs.deny, l, 2, true);
+        index_regions(ix, &f->fs.readonly, l, 3, true);
+    }
+    const gk_implicit *im = &ix->implicit;
+    for (size_t i = 0; i < im->read.n; i++)
+        index_slot(ix, own(ix, gk_strdup(im->read.v[i])))->flags |= F_IMPLICIT_READ;
+    for (size_t i = 0; i < im->write.n; i++)
+        index_slot(ix, own(ix, gk_strdup(im->write.v[i])))->flags |= F_IMPLICIT_WRITE;
+    for (size_t i = 0; i < im->devices.n; i++)
+        index_slot(ix, own(ix, gk_strdup(im->devices.v[i])))->flags |= device_flag(im->devices.v[i]);
+    if (im->proc)
+        index_slot(ix, own(ix, gk_strdup("/proc")))->flags |= F_IMPLICIT_READ;
+    for (size_t i = 0; i < ix->sources.n; i++)
+        index_slot(ix, own(ix, gk_strdup(ix->sources.v[i])))->flags |= F_SOURCE;
+    return ix;
+}
+
+static void gate_index_free(gk_gate_index *ix)
+{
+    if (!ix)
+        return;
+    gk_exec_index_free(ix->exec);
+    gk_pathmap_clear(&ix->keys);
+    free(ix->slots);
+    free(ix->refs);
+    gk_strvec_free(&ix->owned);
+    gk_strvec_free(&ix->sources);
+    gk_strvec_free(&ix->implicit.read);
+    gk_strvec_free(&ix->implicit.write);
+    gk_strvec_free(&ix->implicit.devices);
+    free(ix);
+}
+
+static const gk_gate_index *index_of(const grant_policy *p)
+{
+    /* A cache on a const policy: built once, then only read. Threads that
+     * race to build it each build one; the first published wins and the
+     * others free theirs, so a policy is shareable from the start. */
+    grant_policy *mut = (grant_policy *)p;
+    gk_gate_index *ix = __atomic_load_n(&mut->gate_index, __ATOMIC_ACQUIRE);
+    if (ix)
+        return ix;
+    gk_gate_index *built = index_build(p);
+    /* Every racer stores the same function: written before the index is
+     * published, read only when an index is there to free. */
+    __atomic_store_n(&mut->gate_index_free, gate_index_free, __ATOMIC_RELAXED);
+    if (__atomic_compare_exchange_n(&mut->gate_index, &ix, built, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return built;
+    gate_index_free(built);
+    return ix;
+}
+
+typedef struct masks {
+    uint64_t read, write, deny, ro;
+    unsigned flags;
+    bool ok; /* false: deeper than GK_MAX_DEPTH, use the explaining path */
+} masks;
+
+/* OR together the entries of every ancestor of p ("/", "/a", "/a/b", p).
+ * When slots is not NULL, the existing slots are also kept there, shallow
+ * to deep (GK_MAX_DEPTH at most), for an explanation. */
+static masks lookup(const gk_gate_index *ix, const char *p, const slot **slots, size_t *nslots)
+{
+    masks m = {0};
+    if (nslots)
+        *nslots = 0;
+    if (!ix->nslots)
+        return (masks){.ok = true};
+    uint64_t h = GK_FNV_BASIS;
+    size_t depth = 0;
+    for (size_t i = 0; p[i]; i++) {
+        h = gk_fnv_step(h, (unsigned char)p[i]);
+        if (i == 0 || p[i + 1] == '/' || p[i + 1] == '\0') {
+            if (p[i] == '/' && i > 0)
+                continue; /* a trailing '/' names the same prefix */
+            if (++depth > GK_MAX_DEPTH)
+                return (masks){0};
+            long id = gk_pathmap_find(&ix->keys, p, i + 1, h);
+            if (id >= 0) {
+                const slot *s = &ix->slots[id];
+                if (slots)
+                    slots[(*nslots)++] = s;
+                m.read |= s->read;
+                m.write |= s->write;
+                m.deny |= s->deny;
+                m.ro |= s->ro;
+                /* A device counts only for the path that names it. */
+                m.flags |= p[i + 1] == '\0' ? s->flags : (s->flags & ~(unsigned)F_DEVICE);
+            }
+        }
+    }
+    m.ok = true;
+    return m;
+}
+
+/* The deepest region of a layer and kind holding the path (ties: the first
+ * in the layer's sorted list), and the slot it was found at. */
+static const gk_region *deepest_ref(const gk_gate_index *ix, const slot *const *slots, size_t n,
+                                    size_t layer, unsigned kind, const slot **at)
+{
+    for (size_t k = n; k-- > 0;) {
+        const gk_region *best = NULL;
+        for (uint32_t i = slots[k]->refs; i; i = ix->refs[i - 1].next) {
+            const region_ref *rf = &ix->refs[i - 1];
+            if (rf->layer == layer && rf->kind == kind && (!best || rf->r < best))
+                best = rf->r;
+        }
+        if (best) {
+            *at = slots[k];
+            return best;
+        }
+    }
+    return NULL;
+}
+
+/* Is there a write region of the layer spelled exactly as r at that key? */
+static bool written_at(const gk_gate_index *ix, const slot *at, size_t layer, const gk_region *r)
+{
+    for (uint32_t i = at->refs; i; i = ix->refs[i - 1].next) {
+        const region_ref *rf = &ix->refs[i - 1];
+        if (rf->layer == layer && rf->kind == K_WRITE && strcmp(rf->r->p.path, r->p.path) == 0 &&
+            strcmp(rf->r->p.real, r->p.real) == 0)
+            return true;
+    }
+    return false;
+}
+
+int gk_gate_fs_held(const grant_policy *p, const char *canonical, bool write)
+{
+    const gk_gate_index *ix = index_of(p);
+    if (!ix->usable)
+        return -1;
+    masks m = lookup(ix, canonical, NULL, NULL);
+    if (!m.ok)
+        return -1;
+    return (ix->restricted & ~(write ? m.write : m.read)) == 0;
+}
+
+/* ---- implicit grants --------------------------------------------------- */
+
+static const char *within_which(const gk_strvec *v, const char *p)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (gk_path_within(p, v->v[i]))
+            return v->v[i];
+    return NULL;
+}
+
+/* macOS pseudo-terminal slaves (/dev/ttys000...) are numbered devices the
+ * Seatbelt base grants (backends.md); no fixed list can name them. */
+static bool macos_pseudo_tty(const gk_implicit *im, const char *p)
+{
+    /* No devices listed: the policy was compiled with --no-implicit. */
+    if (!im->target || strcmp(im->target, "macos") != 0 || !im->devices.n ||
+        !gk_has_prefix(p, "/dev/ttys") || !p[9])
+        return false;
+    for (const char *c = p + 9; *c; c++)
+        if (*c < '0' || *c > '9')
+            return false;
+    return true;
+}
+
+static const char *implicit_entry(const gk_implicit *im, const char *p, grant_op op, bool *write)
+{
+    if (macos_pseudo_tty(im, p)) {
+        *write = true;
+        return p;
+    }
+    for (size_t i = 0; i < im->write.n; i++)
+        if (gk_path_within(p, im->write.v[i])) {
+            *write = true;
+            return im->write.v[i];
+        }
+    for (size_t i = 0; i < im->devices.n; i++)
+        if (device_is_dir(im->devices.v[i]) ? gk_path_within(p, im->devices.v[i])
+                                            : strcmp(p, im->devices.v[i]) == 0) {
+            *write = true;
+            return im->devices.v[i];
+        }
+    if (op == GRANT_OP_WRITE)
+        return NULL;
+    *write = false;
+    for (size_t i = 0; i < im->read.n; i++)
+        if (gk_path_within(p, im->read.v[i]))
+            return im->read.v[i];
+    if (im->proc && gk_path_within(p, "/proc"))
+        return "/proc";
+    return NULL;
+}
+
+/* ---- verdicts ------------------------------------------------------------ */
+
+void gk_verdict_clear(grant_verdict *v)
+{
+    if (!v)
+        return;
+    free(v->rule);
+    if (v->identity != v->path)
+        free(v->identity);
+    free(v->path);
+    free(v->hint);
+    memset(v, 0, sizeof(*v));
+}
+
+static void verdict_set(grant_verdict *v, grant_answer a, const char *origin, const char *layer,
+                        char *rule, char *identity, char *hint)
+{
+    gk_verdict_clear(v);
+    v->answer = a;
+    v->origin = origin;
+    v->layer = layer;
+    v->rule = rule;
+    v->identity = identity;
+    v->hint = hint;
+}
+
+static void verdict_from_why(grant_verdict *v, grant_answer a, const gk_layer *f, gk_why *why)
+{
+    verdict_set(v, a, why->origin, f->name, gk_steal(&why->rule), gk_steal(&why->identity),
+                gk_steal(&why->hint));
+}
+
+/* ---- fs -------------------------------------------------------------------- */
+
+static const char *implicit_origin(const grant_context *ctx)
+{
+    const char *t = gk_target_name(ctx);
+    return strcmp(t, "macos") == 0 ? "implicit:macos"
+           : strcmp(t, "windows") == 0 ? "implicit:windows"
+                                       : "implicit:linux";
+}
+
+static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, grant_op op,
+                            const char *path, bool *decided)
+{
+    masks m = lookup(ix, path, NULL, NULL);
+    *decided = ix->usable && m.ok;
+    if (!*decided)
+        return GRANT_DENIED;
+    if (op == GRANT_OP_WRITE && (m.flags & F_SOURCE))
+        return GRANT_DENIED;
+    if (m.deny & ix->fs_layers)
+        return GRANT_DENIED;
+    if (op == GRANT_OP_WRITE && (m.ro & ix->fs_layers))
+        return GRANT_DENIED;
+    bool implicit = op == GRANT_OP_READ
+                        ? (m.flags & (F_IMPLICIT_READ | F_IMPLICIT_WRITE | F_DEVICE)) != 0
+                        : (m.flags & (F_IMPLICIT_WRITE | F_DEVICE)) != 0;
+    if (!implicit && macos_pseudo_tty(&ix->implicit, path))
+        implicit = true;
+    if (!implicit && (ix->restricted & ~(op == GRANT_OP_READ ? m.read : m.write)))
+        return GRANT_DENIED;
+    (void)p;
+    return GRANT_ALLOWED;
+}
+
+static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, grant_op op,
+                               const char *path, grant_verdict *v, bool use_index);
+
+static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_index *ix,
+                                       grant_op op, const char *path, grant_verdict *v,
+                                       const masks *m, const slot *const *slots, size_t nslots)
+{
+    const char *source = op == GRANT_OP_WRITE && (m->flags & F_SOURCE)
+                             ? within_which(&ix->sources, path)
+                             : NULL;
+    if (source) {
+        verdict_set(v, GRANT_DENIED, "policy-source", NULL,
+                    gk_printf("readonly %s (a source of this policy)", source), NULL,
+                    gk_strdup("edit the policy outside the sandbox"));
+        return GRANT_DENIED;
+    }
+    bool implicit = op == GRANT_OP_READ
+                        ? (m->flags & (F_IMPLICIT_READ | F_IMPLICIT_WRITE | F_DEVICE)) != 0
+                        : (m->flags & (F_IMPLICIT_WRITE | F_DEVICE)) != 0;
+    implicit = implicit || macos_pseudo_tty(&ix->implicit, path);
+    uint64_t grants = op == GRANT_OP_READ ? m->read : m->write;
+    const slot *at = NULL;
+    const gk_layer *last = NULL;
+    size_t last_l = 0;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        uint64_t bit = 1ULL << l;
+        if (!(ix->fs_layers & bit))
+            continue;
+        const gk_layer *f = p->stack.v[l];
+        const gk_region *r = NULL;
+        const char *word = NULL;
+        if (m->deny & bit) {
+            r = deepest_ref(ix, slots, nslots, l, K_DENY, &at);
+            word = "deny ";
+        } else if (op == GRANT_OP_WRITE && (m->ro & bit)) {
+            r = deepest_ref(ix, slots, nslots, l, K_RO, &at);
+            word = "readonly ";
+        } else if ((ix->restricted & bit) && !implicit && !(grants & bit)) {
+            verdict_set(v, GRANT_DENIED, f->origin, f->name,
+                        gk_strdup(op == GRANT_OP_WRITE ? "no write region contains it"
+                                                       : "no read region contains it"),
+                        NULL, NULL);
+            return GRANT_DENIED;
+        }
+        if (word) {
+            if (!r) /* the index and the layer disagree (a bug): fold the layers */
+                return fs_explain(p, ix, op, path, v, false);
+            verdict_set(v, GRANT_DENIED, r->origin, f->name, gk_concat(word, r->p.path), NULL, NULL);
+            return GRANT_DENIED;
+        }
+        last = f;
+        last_l = l;
+    }
+    if (!last) {
+        verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
+                    NULL, NULL);
+        return GRANT_ALLOWED;
+    }
+    /* The last layer with an opinion names its grant, unless only the
+     * implicit grant of the target covers the path there. */
+    const gk_region *g = last->fs.restricted
+                             ? deepest_ref(ix, slots, nslots, last_l,
+                                           op == GRANT_OP_WRITE ? K_WRITE : K_READ, &at)
+                             : NULL;
+    if (!last->fs.restricted) {
+        verdict_set(v, GRANT_ALLOWED, last->origin, last->name,
+                    gk_strdup("no deny or readonly entry applies"), NULL, NULL);
+    } else if (g) {
+        bool written = op == GRANT_OP_WRITE || written_at(ix, at, last_l, g);
+        verdict_set(v, GRANT_ALLOWED, g->origin, last->name,
+                    gk_concat(written ? "write " : "read ", g->p.path), NULL, NULL);
+    } else {
+        bool im_write = false;
+        const char *im = implicit_entry(&ix->implicit, path, op, &im_write);
+        verdict_set(v, GRANT_ALLOWED, implicit_origin(p->ctx), NULL,
+                    gk_printf("implicit %s %s", im_write ? "write" : "read", im ? im : path),
+                    NULL, NULL);
+    }
+    return GRANT_ALLOWED;
+}
+
+static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, grant_op op,
+                               const char *path, grant_verdict *v, bool use_index)
+{
+    /* The index says which layer decides (the first that denies, else the
+     * last with an opinion): explain only that one, and look the implicit
+     * grant and the sources up only when they matter. */
+    const slot *slots[GK_MAX_DEPTH];
+    size_t nslots = 0;
+    masks m = v && use_index && ix->usable ? lookup(ix, path, slots, &nslots) : (masks){0};
+    if (v && use_index && ix->usable && m.ok)
+        return fs_explain_indexed(p, ix, op, path, v, &m, slots, nslots);
+    const char *source = op == GRANT_OP_WRITE ? within_which(&ix->sources, path) : NULL;
+    if (source) {
+        if (v)
+            verdict_set(v, GRANT_DENIED, "policy-source", NULL,
+                        gk_printf("readonly %s (a source of this policy)", source), NULL,
+                        gk_strdup("edit the policy outside the sandbox"));
+        return GRANT_DENIED;
+    }
+    bool im_write = false;
+    const char *im = implicit_entry(&ix->implicit, path, op, &im_write);
+    gk_why why = {0};
+    const gk_layer *last = NULL;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_layer *f = p->stack.v[l];
+        int d = gk_layer_decide_fs_why(f, op, path, im != NULL, v ? &why : NULL);
+        if (d == 0) {
+            if (v)
+                verdict_from_why(v, GRANT_DENIED, f, &why);
+            gk_why_clear(&why);
+            return GRANT_DENIED;
+        }
+        if (d == 1)
+            last = f;
+    }
+    gk_why_clear(&why);
+    if (!v)
+        return GRANT_ALLOWED;
+    if (!last) {
+        verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
+                    NULL, NULL);
+        return GRANT_ALLOWED;
+    }
+    /* The last layer with an opinion names its grant, unless only the
+     * implicit grant of the target covers the path there. */
+    if (gk_layer_decide_fs_why(last, op, path, false, &why) == 1) {
+        verdict_from_why(v, GRANT_ALLOWED, last, &why);
+    } else {
+        verdict_set(v, GRANT_ALLOWED, implicit_origin(p->ctx), NULL,
+                    gk_printf("implicit %s %s", im_write ? "write" : "read", im), NULL, NULL);
+    }
+    gk_why_clear(&why);
+    return GRANT_ALLOWED;
+}
+
+grant_answer gk_gate_fs(const grant_policy *p, grant_op op, const char *path, grant_verdict *v)
+{
+    const gk_gate_index *ix = index_of(p);
+    if (strcmp(path, "/dev/null") == 0) {
+        if (v) {
+            verdict_set(v, GRANT_ALLOWED, "discard", NULL,
+                        gk_strdup("/dev/null needs no authority"), NULL, NULL);
+            v->path = v->identity = gk_strdup(path);
+        }
+        return GRANT_ALLOWED;
+    }
+    if (!v) {
+        bool decided;
+        grant_answer a = fs_fast(p, ix, op, path, &decided);
+        if (decided)
+            return a;
+    }
+    grant_answer a = fs_explain(p, ix, op, path, v, true);
+    if (v && !v->path)
+        v->path = gk_strdup(path);
+    if (v && !v->identity)
+        v->identity = v->path; /* for fs the identity is the resolved path */
+    return a;
+}
+
+/* ---- query resolution ---------------------------------------------------- */
+
+/* A drive-letter path ("C:/x") is absolute on the windows target. */
+static bool is_drive_path(const grant_context *ctx, const char *p)
+{
+    return ctx->target == GRANT_TARGET_WINDOWS &&
+           ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
+           (p[2] == '/' || p[2] == '\\');
+}
+
+static bool is_absolute(const grant_context *ctx, const char *p)
+{
+    return p[0] == '/' || is_drive_path(ctx, p);
+}
+
+/* Lexical normalisation for a query: like the kernel, '..' at the root
+ * stays at the root (a policy author's '..' above '/' is an error; a
+ * query's is not). A drive prefix is kept in front of the root. */
+static char *lex_clamped_in(const grant_context *ctx, const char *abs)
+{
+    gk_buf b = {0};
+    const char *p = abs;
+    gk_autofree char *slashed = NULL;
+    size_t root = 0;
+    if (is_drive_path(ctx, abs)) {
+        slashed = gk_strdup(abs);
+        for (char *c = slashed; *c; c++)
+            if (*c == '\\')
+                *c = '/';
+        gk_buf_add(&b, slashed, 2);
+        root = 2;
+        p = slashed + 2;
+    }
+    while (*p) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        const char *e = p;
+        while (*e && *e != '/')
+            e++;
+        size_t n = (size_t)(e - p);
+        if (n == 1 && p[0] == '.') {
+        } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+            while (b.len > root && b.data[b.len - 1] != '/')
+                b.len--;
+            if (b.len > root)
+                b.len--;
+            if (b.data)
+                b.data[b.len] = '\0';
+        } else {
+            gk_buf_putc(&b, '/');
+            gk_buf_add(&b, p, n);
+        }
+        p = e;
+    }
+    if (b.len == root)
+        gk_buf_puts(&b, "/");
+    return gk_buf_steal(&b, NULL);
+}
+
+char *gk_resolve_query(const grant_context *ctx, const char *path, const char *cwd)
+{
+    if (!path || !*path)
+        return NULL;
+    if (!cwd)
+        cwd = ctx->cwd ? ctx->cwd : "/";
+    gk_autofree char *abs = is_absolute(ctx, path) ? gk_strdup(path) : gk_path_join(cwd, path);
+    if (ctx->target == GRANT_TARGET_HOST)
+        return gk_resolve_host(abs);
+    gk_autofree char *lex = lex_clamped_in(ctx, abs);
+    return gk_canonicalize(ctx, lex);
+}
+
+void gk_walk_head(const grant_context *ctx, const char *head, const char *path_env,
+                  const char *cwd, char **walked, char **canonical)
+{
+    gk_walk_head_cached(ctx, head, path_env, cwd, walked, canonical, NULL);
+}
+
+void gk_walk_head_cached(const grant_context *ctx, const char *head, const char *path_env,
+                         const char *cwd, char **walked, char **canonical,
+                         gk_resolve_cache *cache)
+{
+    *walked = *canonical = NULL;
+    bool host = ctx->target == GRANT_TARGET_HOST;
+    if (!cwd)
+        cwd = ctx->cwd ? ctx->cwd : "/";
+    if (strchr(head, '/')) {
+        gk_autofree char *abs = is_absolute(ctx, head) ? gk_strdup(head) : gk_path_join(cwd, head);
+        *walked = lex_clamped_in(ctx, abs);
+    } else {
+        if (!path_env)
+            path_env = ctx->path ? ctx->path : "";
+        char sep = ctx->target == GRANT_TARGET_WINDOWS ? ';' : ':';
+        const char *d = path_env;
+        while (*d && !*walked) {
+            const char *e = strchr(d, sep);
+            size_t n = e ? (size_t)(e - d) : strlen(d);
+            /* Only absolute entries: an empty or relative one would make the
+             * working directory part of PATH. */
+            if (n && is_absolute(ctx, d)) {
+                gk_autofree char *dir = gk_strndup(d, n);
+                char *cand = gk_path_join(dir, head);
+                struct stat st;
+                /* Offline, nothing can be looked at: the first entry is
+                 * where the name would be found. */
+                if (!host || (gk_resolve_cache_may_exist(cache, dir, head) && stat(cand, &st) == 0 &&
+                              S_ISREG(st.st_mode) && (st.st_mode & 0111)))
+                    *walked = cand;
+                else
+                    free(cand);
+            }
+            d = e ? e + 1 : d + n;
+        }
+    }
+    if (!*walked)
+        return;
+    if (!host) {
+        *canonical = gk_canonicalize(ctx, *walked);
+        return;
+    }
+    char *c = cache ? gk_resolve_host_cached(*walked, cache) : gk_resolve_host(*walked);
+    struct stat st;
+    if (c && stat(c, &st) == 0)
+        *canonical = c;
+    else
+        free(c);
+}
+
+/* ---- exec ------------------------------------------------------------------ */
+
+grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
+{
+    if (!v) {
+        int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ARGV1);
+        if (fast >= 0)
+            return (grant_answer)fast;
+    }
+    gk_why why = {0};
+    const gk_layer *last = NULL;
+    gk_why last_why = {0};
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_layer *f = p->stack.v[l];
+        int d = gk_layer_decide_exec_why(f, q, v ? &why : NULL);
+        if (d == 0) {
+            if (v)
+                verdict_from_why(v, GRANT_DENIED, f, &why);
+            gk_why_clear(&why);
+            gk_why_clear(&last_why);
+            return GRANT_DENIED;
+        }
+        if (d == 1) {
+            last = f;
+            if (v) {
+                gk_why_clear(&last_why);
+                last_why = why;
+                memset(&why, 0, sizeof(why));
+            }
+        }
+    }
+    if (v) {
+        if (last) {
+            verdict_from_why(v, GRANT_ALLOWED, last, &last_why);
+        } else {
+            verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
+                        gk_printf("spelling '%s'", q->spelling), NULL);
+        }
+        free(v->path);
+        v->path = gk_strdup(q->canonical);
+    }
+    gk_why_clear(&why);
+    gk_why_clear(&last_why);
+    return GRANT_ALLOWED;
+}
+
+bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
+{
+    int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_VETO);
+    if (fast >= 0)
+        return fast == GRANT_DENIED;
+    for (size_t i = 0; i < p->stack.n; i++)
+        if (gk_layer_vetoes(p->stack.v[i], q))
+            return true;
+    return false;
+}
+
+grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q)
+{
+    int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ANY_ARGV1);
+    if (fast >= 0)
+        return (grant_answer)fast;
+    return gk_decide_exec_some_argv1(&p->stack, q) ? GRANT_ALLOWED : GRANT_DENIED;
+}
+
+/* ---- host gates ------------------------------------------------------------ */
+
+/* The rule that set a host gate, or the layer when it is unknown (a layer
+ * read back from IR keeps no rule positions). */
+static const char *gate_origin(const gk_layer *f, const char *gate)
+{
+    static const char *const g[5] = {"net", "shell.chdir", "editor.read", "editor.write",
+                                     "editor.tui"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(gate, g[i]) == 0 && f->gate_origin[i])
+            return f->gate_origin[i];
+    return f->origin;
+}
+
+grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict *v)
+{
+    const gk_layer *last = NULL;
+    const char *word = strchr(gate, '.') ? strchr(gate, '.') + 1 : gate;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_layer *f = p->stack.v[l];
+        gk_tri t = gk_layer_gate(f, gate);
+        if (t == GK_TRI_FALSE) {
+            if (v)
+                verdict_set(v, GRANT_DENIED, gate_origin(f, gate), f->name, gk_printf("%s deny", word),
+                            gk_strdup(gate), NULL);
+            return GRANT_DENIED;
+        }
+        if (t == GK_TRI_TRUE)
+            last = f;
+    }
+    if (v) {
+        if (last)
+            verdict_set(v, GRANT_ALLOWED, gate_origin(last, gate), last->name, gk_printf("%s allow", word),
+                        gk_strdup(gate), NULL);
+        else
+            verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
+                        gk_strdup(gate), NULL);
+    }
+    return GRANT_ALLOWED;
+}
+
+/* ---- public API ------------------------------------------------------------ */
+
+static int new_verdict(grant_verdict **out)
+{
+    if (!out)
+        return -EINVAL;
+    *out = gk_calloc(1, sizeof(grant_verdict));
+    return 0;
+}
+
+int grant_check_fs_resolved(const grant_policy *p, grant_op op, const char *canonical,
+                            grant_verdict **out)
+{
+    if (!p || !canonical || !is_absolute(p->ctx, canonical) ||
+        (op != GRANT_OP_READ && op != GRANT_OP_WRITE))
+        return -EINVAL;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    gk_gate_fs(p, op, canonical, *out);
+    return 0;
+}
+
+int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const char *cwd,
+                   grant_verdict **out)
+{
+    if (!p || !path || !*path || (op != GRANT_OP_READ && op != GRANT_OP_WRITE) ||
+        (cwd && !is_absolute(p->ctx, cwd)))
+        return -EINVAL;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    char *resolved = gk_resolve_query(p->ctx, path, cwd);
+    if (!resolved) {
+        verdict_set(*out, GRANT_DENIED, "resolution", NULL, gk_strdup("symlink loop"),
+                    gk_strdup(path), gk_strdup("too many levels of symbolic links"));
+        return 0;
+    }
+    gk_gate_fs(p, op, resolved, *out);
+    free(resolved);
+    return 0;
+}
+
+int grant_check_exec_query(const grant_policy *p, const grant_exec_query *q, grant_verdict **out)
+{
+    if (!p || !q || !q->spelling || !*q->spelling)
+        return -EINVAL;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    gk_gate_exec(p, q, *out);
+    return 0;
+}
+
+int grant_check_exec(const grant_policy *p, const char *const *argv, size_t argc,
+                     const char *path_env, const char *cwd, grant_verdict **out)
+{
+    if (!p || !argv || !argv[0] || !*argv[0] || (cwd && !is_absolute(p->ctx, cwd)))
+        return -EINVAL;
+    if (argc == 0)
+        while (argv[argc])
+            argc++;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    char *walked, *canonical;
+    gk_walk_head(p->ctx, argv[0], path_env, cwd, &walked, &canonical);
+    grant_exec_query q = {argv[0], walked, canonical, argc > 1 ? argv[1] : NULL};
+    grant_answer a = gk_gate_exec(p, &q, *out);
+    /* Existence is told only to a head the policy admits. */
+    if (a == GRANT_ALLOWED && !canonical) {
+        (*out)->answer = GRANT_NOT_FOUND;
+        free((*out)->hint);
+        (*out)->hint = walked ? gk_printf("no file at %s", walked)
+                              : gk_printf("'%s' is not on PATH", argv[0]);
+    }
+    free(walked);
+    free(canonical);
+    return 0;
+}
+
+int grant_check_gate(const grant_policy *p, const char *gate, grant_verdict **out)
+{
+    if (!p || !gate || !gk_gate_known(gate))
+        return -EINVAL;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    gk_gate_gate(p, gate, *out);
+    return 0;
+}
+
+void grant_verdict_free(grant_verdict *v)
+{
+    if (!v)
+        return;
+    gk_verdict_clear(v);
+    free(v);
+}
+
+grant_answer grant_verdict_answer(const grant_verdict *v)
+{
+    return v ? v->answer : GRANT_DENIED;
+}
+
+const char *grant_verdict_origin(const grant_verdict *v)
+{
+    return v ? v->origin : NULL;
+}
+
+const char *grant_verdict_layer(const grant_verdict *v)
+{
+    return v ? v->layer : NULL;
+}
+
+const char *grant_verdict_rule(const grant_verdict *v)
+{
+    return v ? v->rule : NULL;
+}
+
+const char *grant_verdict_identity(const grant_verdict *v)
+{
+    return v ? v->identity : NULL;
+}
+
+const char *grant_verdict_path(const grant_verdict *v)
+{
+    return v ? v->path : NULL;
+}
+
+const char *grant_verdict_hint(const grant_verdict *v)
+{
+    return v ? v->hint : NULL;
+}
+
+/* JSON strings are UTF-8; a path need not be. Invalid bytes become U+FFFD
+ * rather than losing the key (jansson refuses invalid UTF-8). */
+static json_t *jstr_or_null(const char *s)
+{
+    if (!s)
+        return json_null();
+    if (gk_utf8_valid(s, strlen(s)))
+        return json_string(s);
+    gk_buf b = {0};
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
+                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+        size_t avail = strnlen((const char *)p, 4);
+        if (n && n <= avail && gk_utf8_valid((const char *)p, n)) {
+            gk_buf_add(&b, (const char *)p, n);
+            p += n;
+        } else {
+            gk_buf_puts(&b, "\xEF\xBF\xBD");
+            p++;
+        }
+    }
+    json_t *j = json_string(b.data ? b.data : "");
+    gk_buf_free(&b);
+    return j;
+}
+
+char *grant_verdict_json(const grant_verdict *v)
+{
+    if (!v)
+        return NULL;
+    static const char *const answers[] = {"denied", "allowed", "not-found"};
+    json_t *o = json_object();
+    json_object_set_new(o, "answer", json_string(answers[v->answer]));
+    json_object_set_new(o, "hint", jstr_or_null(v->hint));
+    json_object_set_new(o, "identity", jstr_or_null(v->identity));
+    json_object_set_new(o, "layer", jstr_or_null(v->layer));
+    json_object_set_new(o, "origin", jstr_or_null(v->origin));
+    json_object_set_new(o, "path", jstr_or_null(v->path));
+    json_object_set_new(o, "rule", jstr_or_null(v->rule));
+    char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(o);
+    return s;
+}

@@ -1,0 +1,119 @@
+/* gate.h - the gate: every decision with its reason (grant-language.md §6).
+ *
+ * The gate folds the whole stack on a resolved query, adds the target's
+ * implicit grants, the discard device and the protection of the policy's
+ * own sources, and fills a grant_verdict saying which layer and rule
+ * decided and which identity matched. The projection and every backend
+ * derive from these answers.
+ *
+ * Ownership: a grant_verdict owns its rule, identity, path and hint; its
+ * origin and layer are borrowed from the policy (free the verdict first). The
+ * compiled index (gk_gate_index, with its exec half gk_exec_index) belongs
+ * to its grant_policy: built on the first check (published atomically, so
+ * threads may share a policy from the start) and freed with the policy.
+ */
+#ifndef GK_GATE_H
+#define GK_GATE_H
+
+#include "lattice/lattice.h"
+
+struct grant_verdict {
+    grant_answer answer;
+    /* Borrowed from the policy's layers or static: a verdict lives no
+     * longer than its policy (grant.h), and a check allocates less. */
+    const char *origin; /* "file:line", "implicit:linux", "discard", "policy-source", "no-opinion" */
+    const char *layer;  /* deciding layer's name, or NULL */
+    char *rule;         /* the rule in grant syntax, or a sentence for an absence */
+    char *identity;     /* the identity that matched (== path for fs: not freed twice) */
+    char *path;         /* resolved path (fs) or canonical file (exec) */
+    char *hint;
+};
+
+/* Decide on a canonical path. v may be NULL when only the answer matters
+ * (the fast path: no string is built). Returns GRANT_ALLOWED/DENIED. */
+GK_HIDDEN grant_answer gk_gate_fs(const grant_policy *p, grant_op op, const char *canonical,
+                                  grant_verdict *v);
+/* Decide on resolved exec identities (NOT_FOUND is reported only by
+ * grant_check_exec, which knows whether the head exists). */
+GK_HIDDEN grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q,
+                                    grant_verdict *v);
+/* Does every fs-restricting layer hold the canonical path in its read
+ * (write) regions? 1 or 0 from the index, -1 when it cannot say (the
+ * caller then asks the layers). Implicit grants play no part. */
+GK_HIDDEN int gk_gate_fs_held(const grant_policy *p, const char *canonical, bool write);
+/* Would the gate admit q for some argv[1] (q->argv1 ignored)? What an OS
+ * backend, which cannot see arguments, must let run. */
+GK_HIDDEN grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q);
+GK_HIDDEN grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict *v);
+
+/* Resolve a query path: absolute against cwd, then as the kernel would
+ * (host) or lexically with the alias table (offline). NULL on a symlink
+ * loop. Caller frees. */
+GK_HIDDEN char *gk_resolve_query(const grant_context *ctx, const char *path, const char *cwd);
+/* The three identities of a command head (spec §6). *walked and
+ * *canonical may come back NULL. */
+GK_HIDDEN void gk_walk_head(const grant_context *ctx, const char *head, const char *path_env,
+                            const char *cwd, char **walked, char **canonical);
+/* The same with a resolution cache (freeze.h) for a scan of many heads. */
+GK_HIDDEN void gk_walk_head_cached(const grant_context *ctx, const char *head,
+                                   const char *path_env, const char *cwd, char **walked,
+                                   char **canonical, gk_resolve_cache *cache);
+
+/* The compiled exec index (gate_exec.c), part of the gate's index. */
+typedef struct gk_exec_index gk_exec_index;
+GK_HIDDEN gk_exec_index *gk_exec_index_build(const grant_policy *p);
+GK_HIDDEN void gk_exec_index_free(gk_exec_index *ix);
+/* The question asked of the index on resolved identities: the gate's
+ * answer for q->argv1, for some argv[1], or only whether a veto (any
+ * layer's) hits q. GRANT_ALLOWED or GRANT_DENIED (for GK_EXEC_VETO:
+ * DENIED when vetoed); -1 when the index cannot answer (more layers than
+ * it has bits), and the fold must. */
+typedef enum gk_exec_question { GK_EXEC_ARGV1, GK_EXEC_ANY_ARGV1, GK_EXEC_VETO } gk_exec_question;
+GK_HIDDEN int gk_exec_index_answer(const gk_exec_index *ix, const grant_exec_query *q,
+                                   gk_exec_question what);
+/* Does a veto of any layer hit q (names, files, dirs, patterns)? */
+GK_HIDDEN bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q);
+
+GK_HIDDEN void gk_verdict_clear(grant_verdict *v);
+
+/* ---- the projection: what the OS backends render (grant-language.md §6).
+ *
+ * Derived from the same fold as the decisions, never from the grant text,
+ * so an emitter cannot disagree with the gate.
+ *
+ * Ownership: a gk_projection owns all its lists; free with
+ * gk_projection_free.
+ */
+
+
+typedef struct gk_implicit {
+    const char *target;   /* "linux", "macos", "windows" */
+    gk_strvec read;       /* read-only paths every program needs */
+    gk_strvec write;      /* private writable paths (/tmp on Linux) */
+    gk_strvec devices;    /* /dev entries made available */
+    bool proc;            /* /proc of the command's own pid namespace */
+} gk_implicit;
+
+typedef struct gk_projection {
+    bool fs_restricted;   /* some layer grants only listed regions */
+    gk_regions read;      /* effective readable regions (both spellings) */
+    gk_regions write;     /* effective writable regions */
+    gk_regions readonly;  /* union over layers */
+    gk_regions deny;      /* union over layers */
+    gk_strvec pinned;     /* proper ancestors of deny/readonly entries inside a writable region */
+    bool net;
+    bool exec_restricted; /* some layer restricts exec */
+    gk_strvec exec_admit; /* files and dirs the stack admits */
+    gk_strvec exec_veto;  /* canonical vetoed files, and veto dirs */
+    gk_strvec deputy;     /* writable exec-admitted prefixes */
+    gk_strvec protect;    /* the policy's own source files: readonly during a run */
+    bool has_implicit;
+    gk_implicit implicit;
+} gk_projection;
+
+GK_HIDDEN gk_projection *gk_projection_build(const grant_policy *p);
+GK_HIDDEN void gk_projection_free(gk_projection *pr);
+/* The implicit grants of the policy's target (empty with --no-implicit). */
+GK_HIDDEN void gk_implicit_for(const grant_context *ctx, gk_implicit *out);
+
+#endif

@@ -1,0 +1,394 @@
+/* projection.c - what the OS backends render, derived from the fold
+ * (grant-language.md §6). Effective regions are the intersection of every
+ * restricting layer's regions; denies and readonly entries unite. */
+#include "gate/gate.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Keep each candidate region every restricting layer grants, then drop the
+ * ones nested inside another kept one: the intersection of unions of
+ * prefixes is the union of the deeper member of each overlapping pair, and
+ * every such member is a candidate. */
+static bool held_by_every_restricting_layer(const grant_policy *p, size_t except,
+                                            const char *real, bool write)
+{
+    int held = gk_gate_fs_held(p, real, write);
+    if (held >= 0)
+        return held;
+    const gk_stack *s = &p->stack;
+    for (size_t o = 0; o < s->n; o++) {
+        const gk_layer *g = s->v[o];
+        if (o != except && g->has_fs && g->fs.restricted &&
+            !gk_regions_contain(write ? &g->fs.write : &g->fs.read, real, false))
+            return false;
+    }
+    return true;
+}
+
+static void effective(gk_regions *out, const grant_policy *p, bool write)
+{
+    const gk_stack *s = &p->stack;
+    size_t restricting = 0;
+    for (size_t i = 0; i < s->n; i++)
+        restricting += s->v[i]->has_fs && s->v[i]->fs.restricted;
+    gk_regions kept = {0};
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_layer *f = s->v[i];
+        if (!f->has_fs || !f->fs.restricted)
+            continue;
+        const gk_regions *r = write ? &f->fs.write : &f->fs.read;
+        for (size_t k = 0; k < r->n; k++)
+            if (restricting == 1 || held_by_every_restricting_layer(p, i, r->v[k].p.real, write))
+                gk_regions_add(&kept, &r->v[k].p, r->v[k].origin);
+    }
+    gk_regions_sort_unique(&kept);
+    for (size_t c = 0; c < kept.n; c++) {
+        char *parent = gk_path_parent(kept.v[c].p.real);
+        bool nested = parent && gk_regions_contain(&kept, parent, false);
+        free(parent);
+        if (!nested)
+            gk_regions_add(out, &kept.v[c].p, kept.v[c].origin);
+    }
+    for (size_t c = 0; c < kept.n; c++) {
+        gk_fpath_free(&kept.v[c].p);
+        free(kept.v[c].origin);
+    }
+    free(kept.v);
+}
+
+static void unite(gk_regions *out, const gk_stack *s, bool readonly)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_layer *f = s->v[i];
+        if (!f->has_fs)
+            continue;
+        const gk_regions *r = readonly ? &f->fs.readonly : &f->fs.deny;
+        for (size_t k = 0; k < r->n; k++)
+            gk_regions_add(out, &r->v[k].p, r->v[k].origin);
+    }
+}
+
+/* Every proper ancestor of entry e inside writable region w, w included:
+ * renaming any of them would carry the protected entry to a new name. */
+static void pin(gk_strvec *pinned, const char *e, const char *w)
+{
+    if (strcmp(e, w) == 0 || !gk_path_within(e, w))
+        return;
+    char *p = gk_path_parent(e);
+    while (p && gk_path_within(p, w)) {
+        gk_strvec_push(pinned, p);
+        char *up = gk_path_parent(p);
+        bool done = strcmp(p, w) == 0;
+        free(p);
+        p = done ? (free(up), NULL) : up;
+    }
+    free(p);
+}
+
+static void pinned_dirs(gk_projection *pr)
+{
+    const gk_regions *lists[2] = {&pr->deny, &pr->readonly};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            for (size_t w = 0; w < pr->write.n; w++)
+                pin(&pr->pinned, lists[l]->v[i].p.real, pr->write.v[w].p.real);
+    if (!pr->fs_restricted) {
+        /* Unrestricted fs: everything is writable, so pin up to the root. */
+        for (int l = 0; l < 2; l++)
+            for (size_t i = 0; i < lists[l]->n; i++)
+                pin(&pr->pinned, lists[l]->v[i].p.real, "/");
+    }
+    gk_strvec_sort_unique(&pr->pinned);
+}
+
+/* An OS-level admit cannot see arguments: it lists what the gate admits
+ * for some argv[1]. */
+static bool admitted_for_some_argv1(const grant_policy *p, const char *spelling,
+                                    const char *walked, const char *canonical)
+{
+    grant_exec_query q = {spelling, walked, canonical, NULL};
+    return gk_gate_exec_some_argv1(p, &q) == GRANT_ALLOWED;
+}
+
+/* Both the walked spelling and the canonical file (taken: either may be
+ * NULL): Seatbelt matches the path exec'd, Landlock the file itself. */
+static void take_both(gk_strvec *v, char *walked, char *canonical)
+{
+    if (walked)
+        gk_strvec_push_take(v, walked);
+    if (canonical)
+        gk_strvec_push_take(v, canonical);
+}
+
+static char *canonical_of(const grant_context *ctx, const char *path, gk_resolve_cache *cache)
+{
+    char *w = NULL, *c = NULL;
+    gk_walk_head_cached(ctx, path, NULL, "/", &w, &c, cache);
+    free(w);
+    return c;
+}
+
+/* On the host, every program on PATH that a veto (by pattern, or a name
+ * reached through another spelling) hits is listed, so a backend can mask
+ * the file itself. Offline there is nothing to list. */
+static void veto_matches_on_path(gk_projection *pr, const grant_policy *p,
+                                 gk_resolve_cache *cache)
+{
+    const grant_context *ctx = p->ctx;
+    bool any = false;
+    for (size_t i = 0; i < p->stack.n; i++)
+        any |= p->stack.v[i]->has_exec &&
+               (p->stack.v[i]->exec.veto_match.n > 0 || p->stack.v[i]->exec.veto_names.n > 0);
+    if (!any || ctx->target != GRANT_TARGET_HOST || !ctx->path)
+        return;
+    /* Thousands of entries under a dozen directories: resolve each
+     * directory once, remember (in the projection's cache) what is no link
+     * while following links, and list a directory PATH names twice (/bin
+     * and /usr/bin on a merged /usr) once: its entries' canonical files
+     * are the same. */
+    typedef struct listing {
+        char *real;
+        gk_strvec names, canon; /* canon[i] "" when names[i] resolves nowhere */
+    } listing;
+    listing *seen = NULL;
+    size_t nseen = 0, capseen = 0;
+    char *list = gk_strdup(ctx->path), *save = NULL;
+    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/')
+            continue;
+        char *d_real = gk_resolve_host_cached(d, cache);
+        if (!d_real)
+            continue;
+        listing *l = NULL;
+        for (size_t k = 0; k < nseen && !l; k++)
+            if (strcmp(seen[k].real, d_real) == 0)
+                l = &seen[k];
+        if (l) {
+            free(d_real);
+        } else {
+            DIR *dir = opendir(d);
+            if (!dir) {
+                free(d_real);
+                continue;
+            }
+            listing fresh = {d_real, {0}, {0}};
+            struct dirent *e;
+            while ((e = readdir(dir))) {
+                if (e->d_name[0] == '.')
+                    continue;
+                /* Only a link can have another name behind it (rbash -> bash). */
+                char *c;
+                if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+                    gk_autofree char *w = gk_path_join(d, e->d_name);
+                    struct stat st;
+                    c = gk_resolve_host_cached(w, cache);
+                    if (c && stat(c, &st) != 0) {
+                        free(c);
+                        c = NULL;
+                    }
+                } else {
+                    c = gk_path_join(d_real, e->d_name);
+                }
+                gk_strvec_push(&fresh.names, e->d_name);
+                gk_strvec_push_take(&fresh.canon, c ? c : gk_strdup(""));
+            }
+            closedir(dir);
+            GK_VEC_PUSH(seen, nseen, capseen, fresh);
+            l = &seen[nseen - 1];
+        }
+        for (size_t i = 0; i < l->names.n; i++) {
+            const char *name = l->names.v[i], *c = l->canon.v[i][0] ? l->canon.v[i] : NULL;
+            char *w = gk_path_join(d, name);
+            grant_exec_query q = {name, w, c, NULL};
+            if (gk_gate_exec_vetoed(p, &q))
+                take_both(&pr->exec_veto, w, c ? gk_strdup(c) : NULL);
+            else
+                free(w);
+        }
+    }
+    for (size_t k = 0; k < nseen; k++) {
+        free(seen[k].real);
+        gk_strvec_free(&seen[k].names);
+        gk_strvec_free(&seen[k].canon);
+    }
+    free(seen);
+    free(list);
+}
+
+/* Keys borrowed from the layers, sorted and unique. */
+typedef struct keylist {
+    const char **v;
+    size_t n, cap;
+} keylist;
+
+static int key_cmp(const void *a, const void *b)
+{
+    return gk_strcmp_bytes(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void keys_sort_unique(keylist *k)
+{
+    if (k->n > 1)
+        qsort(k->v, k->n, sizeof(*k->v), key_cmp);
+    size_t w = 0;
+    for (size_t i = 0; i < k->n; i++)
+        if (!w || strcmp(k->v[w - 1], k->v[i]) != 0)
+            k->v[w++] = k->v[i];
+    k->n = w;
+}
+
+/* The exec admit and veto lists, from gate answers (grant-language.md §6):
+ * every nameable command resolved via PATH, every file, every allow dir;
+ * the canonical file of every vetoed name, file and pattern match found on
+ * PATH, and the veto dirs. */
+static void exec_lists(gk_projection *pr, const grant_policy *p)
+{
+    const gk_stack *s = &p->stack;
+    const grant_context *ctx = p->ctx;
+    keylist names = {0}, files = {0}, dirs = {0}, veto_names = {0};
+    /* One moment's view of the host for every name resolved here. */
+    gk_resolve_cache cache = {0};
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_layer *f = s->v[i];
+        if (!f->has_exec)
+            continue;
+        pr->exec_restricted |= f->exec.has_allow;
+        for (size_t k = 0; k < f->exec.names.n; k++)
+            GK_VEC_PUSH(names.v, names.n, names.cap, f->exec.names.v[k].key);
+        for (size_t k = 0; k < f->exec.files.n; k++)
+            GK_VEC_PUSH(files.v, files.n, files.cap, f->exec.files.v[k].key);
+        for (size_t k = 0; k < f->exec.dirs.n; k++)
+            GK_VEC_PUSH(dirs.v, dirs.n, dirs.cap, f->exec.dirs.v[k].key);
+        for (size_t k = 0; k < f->exec.veto_names.n; k++)
+            GK_VEC_PUSH(veto_names.v, veto_names.n, veto_names.cap,
+                        f->exec.veto_names.v[k].key);
+        for (size_t k = 0; k < f->exec.veto_files.n; k++) {
+            const char *vf = f->exec.veto_files.v[k].key;
+            gk_strvec_push(&pr->exec_veto, vf);
+            take_both(&pr->exec_veto, NULL, canonical_of(ctx, vf, &cache));
+        }
+        for (size_t k = 0; k < f->exec.veto_dirs.n; k++)
+            gk_strvec_push(&pr->exec_veto, f->exec.veto_dirs.v[k].key);
+    }
+    keys_sort_unique(&names);
+    keys_sort_unique(&files);
+    keys_sort_unique(&dirs);
+    keys_sort_unique(&veto_names);
+
+    for (size_t i = 0; i < names.n; i++) {
+        char *w, *c;
+        gk_walk_head_cached(ctx, names.v[i], NULL, NULL, &w, &c, &cache);
+        if (w && admitted_for_some_argv1(p, names.v[i], w, c)) {
+            take_both(&pr->exec_admit, w, c);
+        } else {
+            free(w);
+            free(c);
+        }
+    }
+    for (size_t i = 0; i < files.n; i++) {
+        char *c = canonical_of(ctx, files.v[i], &cache);
+        if (admitted_for_some_argv1(p, files.v[i], files.v[i], c)) {
+            gk_strvec_push(&pr->exec_admit, files.v[i]);
+            take_both(&pr->exec_admit, NULL, c);
+        } else {
+            free(c);
+        }
+    }
+    for (size_t i = 0; i < dirs.n; i++) {
+        /* A dir is admitted when a fresh name walked inside it is. */
+        char *probe = gk_path_join(dirs.v[i], "gk-probe");
+        if (admitted_for_some_argv1(p, probe, probe, probe))
+            gk_strvec_push(&pr->exec_admit, dirs.v[i]);
+        free(probe);
+    }
+    for (size_t i = 0; i < veto_names.n; i++) {
+        char *w, *c;
+        gk_walk_head_cached(ctx, veto_names.v[i], NULL, NULL, &w, &c, &cache);
+        if (w && gk_has_prefix(w, "/")) {
+            take_both(&pr->exec_veto, w, c);
+        } else {
+            free(w);
+            free(c);
+        }
+    }
+    veto_matches_on_path(pr, p, &cache);
+    gk_strvec_sort_unique(&pr->exec_admit);
+    gk_strvec_sort_unique(&pr->exec_veto);
+    if (pr->exec_restricted && pr->fs_restricted) {
+        for (size_t i = 0; i < pr->exec_admit.n; i++)
+            for (size_t w = 0; w < pr->write.n; w++) {
+                /* The overlap of an admitted prefix and a writable region:
+                 * a file written there can then be executed. */
+                const char *a = pr->exec_admit.v[i], *wr = pr->write.v[w].p.real;
+                if (gk_path_within(a, wr))
+                    gk_strvec_push(&pr->deputy, a);
+                else if (gk_path_within(wr, a))
+                    gk_strvec_push(&pr->deputy, wr);
+            }
+        gk_strvec_sort_unique(&pr->deputy);
+    }
+    free(names.v);
+    free(files.v);
+    free(dirs.v);
+    free(veto_names.v);
+    gk_resolve_cache_free(&cache);
+}
+
+gk_projection *gk_projection_build(const grant_policy *p)
+{
+    gk_projection *pr = gk_calloc(1, sizeof(*pr));
+    const gk_stack *s = &p->stack;
+    for (size_t i = 0; i < s->n; i++)
+        pr->fs_restricted |= s->v[i]->has_fs && s->v[i]->fs.restricted;
+    if (pr->fs_restricted) {
+        effective(&pr->read, p, false);
+        effective(&pr->write, p, true);
+    }
+    unite(&pr->readonly, s, true);
+    unite(&pr->deny, s, false);
+    gk_regions_sort_unique(&pr->read);
+    gk_regions_sort_unique(&pr->write);
+    gk_regions_sort_unique(&pr->readonly);
+    gk_regions_sort_unique(&pr->deny);
+    pinned_dirs(pr);
+    pr->net = gk_decide_gate(s, "net") == GK_TRI_TRUE;
+    exec_lists(pr, p);
+    /* Every source file read while compiling is readonly for the command
+     * (cli.md): a confined command can read but never rewrite its policy. */
+    gk_strvec_copy(&pr->protect, &p->protect);
+    pr->has_implicit = p->ctx->implicit;
+    gk_implicit_for(p->ctx, &pr->implicit);
+    return pr;
+}
+
+static void regions_free(gk_regions *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        gk_fpath_free(&r->v[i].p);
+        free(r->v[i].origin);
+    }
+    free(r->v);
+}
+
+void gk_projection_free(gk_projection *pr)
+{
+    if (!pr)
+        return;
+    regions_free(&pr->read);
+    regions_free(&pr->write);
+    regions_free(&pr->readonly);
+    regions_free(&pr->deny);
+    gk_strvec_free(&pr->pinned);
+    gk_strvec_free(&pr->exec_admit);
+    gk_strvec_free(&pr->exec_veto);
+    gk_strvec_free(&pr->deputy);
+    gk_strvec_free(&pr->protect);
+    gk_strvec_free(&pr->implicit.read);
+    gk_strvec_free(&pr->implicit.write);
+    gk_strvec_free(&pr->implicit.devices);
+    free(pr);
+}
