@@ -498,13 +498,7 @@ static char *admit_text(const gk_admit *a)
 
 static bool pattern_hits(const gk_exec_dim *x, size_t i, const char *base)
 {
-    pcre2_code *code = x->match_code ? x->match_code[i] : NULL;
-    if (!code)
-        return true; /* as decide.c: an uncompilable veto vetoes everything */
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
-    int rc = pcre2_match(code, (PCRE2_SPTR)base, strlen(base), 0, 0, md, NULL);
-    pcre2_match_data_free(md);
-    return rc >= 0;
+    return gk_veto_pattern_hits(x, i, base, strlen(base), NULL); /* as the gate decides */
 }
 
 /* Host: can this user create or replace entries in dir (or, if it does not

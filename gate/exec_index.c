@@ -202,8 +202,10 @@ static uint64_t pattern_bits(const gk_exec_index *ix, const char *base, pcre2_ma
             continue;
         if (!*md)
             *md = pcre2_match_data_create(1, NULL);
-        if (!*md || pcre2_match(vp->code, (PCRE2_SPTR)base, len, 0, 0, *md, NULL) >= 0)
-            bits |= vp->layer; /* no memory for the match: fail closed */
+        /* No memory for the match data, or a matcher that gave up: a veto
+         * that cannot tell has matched (fail closed). */
+        if (!*md || gk_pattern_match(vp->code, base, len, *md) != 0)
+            bits |= vp->layer;
     }
     return bits;
 }

@@ -148,17 +148,6 @@ bool gk_decide_fs(const gk_stack *s, grant_op op, const char *p)
     return true;
 }
 
-static bool pattern_hits(const gk_exec_dim *x, size_t i, const char *base)
-{
-    pcre2_code *code = x->match_code ? x->match_code[i] : NULL;
-    if (!code)
-        return true; /* an uncompilable veto vetoes everything: fail closed */
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
-    int rc = pcre2_match(code, (PCRE2_SPTR)base, strlen(base), 0, 0, md, NULL);
-    pcre2_match_data_free(md);
-    return rc >= 0;
-}
-
 /* The allow or veto dir strictly containing p (sorted dirs: each proper
  * ancestor of p is looked up rather than every dir scanned), or NULL. */
 static const gk_entry *dir_holding(const gk_entries *dirs, const char *p)
@@ -217,13 +206,19 @@ static bool vetoed(const gk_exec_dim *x, const char *const ids[3], gk_why *why)
             why_set(why, e->origin, gk_printf("deny %s", e->key), identity_text(k, id, false));
             return true;
         }
-        for (size_t i = 0; i < x->veto_match.n; i++)
-            if (pattern_hits(x, i, base)) {
+        for (size_t i = 0; i < x->veto_match.n; i++) {
+            bool gave_up = false;
+            if (gk_veto_pattern_hits(x, i, base, strlen(base), &gave_up)) {
                 e = &x->veto_match.v[i];
                 why_set(why, e->origin, gk_printf("deny match \"%s\"", e->key),
                         identity_text(k, id, base != id));
+                if (why && gave_up)
+                    why->hint = gk_strdup("the pattern matcher gave up on this name (a match, "
+                                          "depth or heap limit): a veto that cannot tell counts "
+                                          "as a match");
                 return true;
             }
+        }
         /* Veto dirs bind the walked and canonical paths (ids 1 and 2). */
         if (k > 0 && (e = dir_holding(&x->veto_dirs, id))) {
             why_set(why, e->origin, gk_printf("deny %s/", strcmp(e->key, "/") ? e->key : ""),

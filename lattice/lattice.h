@@ -146,6 +146,24 @@ GK_HIDDEN bool gk_regions_contain(const gk_regions *r, const char *p, bool both_
  * or -1. */
 GK_HIDDEN long gk_regions_first_real(const gk_regions *r, const char *key, size_t len);
 
+/* ---- patterns (deny match) -------------------------------------------- */
+/* The limits every match of a grant pattern runs under, so a pattern
+ * decides alike on every host and in bounded time (grant(5)). */
+#define GK_MATCH_LIMIT 1000000u     /* backtracking steps */
+#define GK_MATCH_DEPTH_LIMIT 10000u /* nested backtracking frames */
+#define GK_MATCH_HEAP_LIMIT 20480u  /* KiB of backtracking memory */
+/* Match a compiled pattern (pcre2_code) against s[0..len). md may be NULL
+ * (a match data block is made for the call). 1: it matches; 0: it does not;
+ * -1: the matcher gave up (a limit above, or no memory) and there is no
+ * answer. The caller decides what "no answer" means, always the narrower:
+ * a veto that cannot tell has matched, an admission has not. */
+GK_HIDDEN int gk_pattern_match(const void *code, const char *s, size_t len, void *md);
+/* Does veto pattern i of x hit s? A pattern that did not compile, or a
+ * matcher that gave up, hits (fail closed); *gave_up (may be NULL) is set
+ * then, so a verdict can say why. */
+GK_HIDDEN bool gk_veto_pattern_hits(const gk_exec_dim *x, size_t i, const char *s, size_t len,
+                                    bool *gave_up);
+
 /* Build the layer of one validated AST: freezes every path (errors go to
  * diags). Returns NULL when any path failed to freeze. */
 GK_HIDDEN gk_layer *gk_layer_from_ast(const grant_context *ctx, const gk_file_ast *ast,

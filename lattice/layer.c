@@ -289,6 +289,49 @@ static void compile_patterns(gk_exec_dim *x)
     }
 }
 
+/* One match context for every grant pattern: the limits are constants, so
+ * it is made once and only read (threads may share it). */
+static pcre2_match_context *match_context(void)
+{
+    static pcre2_match_context *shared;
+    pcre2_match_context *mc = __atomic_load_n(&shared, __ATOMIC_ACQUIRE);
+    if (mc)
+        return mc;
+    mc = pcre2_match_context_create(NULL);
+    if (!mc)
+        return NULL;
+    pcre2_set_match_limit(mc, GK_MATCH_LIMIT);
+    pcre2_set_depth_limit(mc, GK_MATCH_DEPTH_LIMIT);
+    pcre2_set_heap_limit(mc, GK_MATCH_HEAP_LIMIT);
+    pcre2_match_context *none = NULL;
+    if (__atomic_compare_exchange_n(&shared, &none, mc, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return mc;
+    pcre2_match_context_free(mc);
+    return none;
+}
+
+int gk_pattern_match(const void *code, const char *s, size_t len, void *md)
+{
+    pcre2_match_context *mc = match_context();
+    pcre2_match_data *own = md ? NULL : pcre2_match_data_create_from_pattern(code, NULL);
+    if (!mc || (!md && !own))
+        return -1;
+    int rc = pcre2_match(code, (PCRE2_SPTR)s, len, 0, 0, md ? md : own, mc);
+    pcre2_match_data_free(own);
+    if (rc >= 0)
+        return 1;
+    return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+}
+
+bool gk_veto_pattern_hits(const gk_exec_dim *x, size_t i, const char *s, size_t len, bool *gave_up)
+{
+    const void *code = x->match_code ? x->match_code[i] : NULL;
+    int rc = code ? gk_pattern_match(code, s, len, NULL) : -1;
+    if (gave_up)
+        *gave_up = rc < 0;
+    return rc != 0;
+}
+
 void gk_layer_canonicalize(gk_layer *f)
 {
     gk_exec_dim *x = &f->exec;

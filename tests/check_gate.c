@@ -1398,6 +1398,40 @@ START_TEST(cli_check_usage_and_input_errors)
 }
 END_TEST
 
+/* ---- matcher limits ------------------------------------------------------------ */
+
+/* A veto whose matcher gives up (catastrophic backtracking on a name it
+ * does not match) counts as a match on every path that decides: the index
+ * behind grantrun and the projection (no verdict), the explaining fold, the
+ * minimal fold of grant_decide_exec. A quick pattern is the control. */
+START_TEST(matcher_that_gives_up_vetoes_everywhere)
+{
+    char name[64];
+    memset(name, 'a', 40);
+    strcpy(name + 40, "b");
+    gk_autofree char *text = gk_printf("grant slow {\n exec {\n  allow %s ab;\n"
+                                       "  deny match \"^(a|aa)+$\";\n }\n}\n", name);
+    grant_context *ctx = gk_test_context_linux();
+    grant_policy *p = NULL;
+    grant_diags *d = grant_diags_new();
+    ck_assert_int_eq(grant_compile_buffer(ctx, "slow.grant", text, strlen(text), d, &p), 0);
+    grant_exec_query slow = {.spelling = name}, quick = {.spelling = "ab"};
+    ck_assert_int_eq(gk_gate_exec(p, &slow, NULL), GRANT_DENIED);
+    ck_assert(gk_gate_exec_vetoed(p, &slow));
+    ck_assert_int_eq(grant_decide_exec(p, &slow), 0);
+    grant_verdict *v = NULL;
+    ck_assert_int_eq(grant_check_exec_query(p, &slow, &v), 0);
+    ck_assert_int_eq(grant_verdict_answer(v), GRANT_DENIED);
+    grant_verdict_free(v);
+    ck_assert_int_eq(gk_gate_exec(p, &quick, NULL), GRANT_ALLOWED);
+    ck_assert(!gk_gate_exec_vetoed(p, &quick));
+    ck_assert_int_eq(grant_decide_exec(p, &quick), 1);
+    grant_policy_free(p);
+    grant_diags_free(d);
+    grant_context_free(ctx);
+}
+END_TEST
+
 /* ---- suite ------------------------------------------------------------------ */
 
 static Suite *gate_suite(void)
@@ -1407,6 +1441,7 @@ static Suite *gate_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_loop_test(t, decision_table, 0, (int)table_files.n);
     tcase_add_test(t, tables_are_big_enough);
+    tcase_add_test(t, matcher_that_gives_up_vetoes_everywhere);
     suite_add_tcase(s, t);
 
     t = tcase_create("projection");
