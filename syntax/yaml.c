@@ -843,12 +843,15 @@ gk_file_ast *gk_load_yaml(gk_source *src, grant_diags *diags)
 
     /* After a syntax error the tree is partial: checking it would only add
      * noise. Anchors, tags and a second document leave the first whole. */
-    if (root && !c.syntax_error) {
-        if (root->type == YL_MAP)
+    if (!c.syntax_error) {
+        if (root && root->type == YL_MAP)
             load_top(&c, root);
-        else if (!(root->type == YL_SCALAR && root->plain && root->vlen == 0))
+        else if (root && !(root->type == YL_SCALAR && root->plain && root->vlen == 0))
             gk_diag_add(diags, GK_ERROR, node_loc(&c, root), "start with 'grant: NAME'",
                         "a grant file must be a mapping of sections");
+        else /* A truncated or blanked file must never widen to "no opinion". */
+            gk_diag_add(diags, GK_ERROR, loc_of(&c, 0, 0), "start with 'grant: NAME'",
+                        "a grant file must be a mapping of sections, and this one is empty");
     }
     node_free(root);
     free(c.cp2byte);

@@ -203,13 +203,20 @@ START_TEST(test_empty_sections)
     ck_assert_ptr_null(l.ast->name.text);
     load_free(&l);
 
-    const char *empties[] = {"", "---\n", "# only a comment\n", "{}\n"};
-    for (size_t i = 0; i < 4; i++) {
-        loaded e = load(empties[i]);
-        assert_clean(&e);
-        ck_assert(!e.ast->has_exec && !e.ast->has_fs && !e.ast->has_shell);
-        ck_assert_int_eq(e.ast->net.value, GK_UNSET);
-        load_free(&e);
+    /* An explicit empty mapping is a grant that says nothing ... */
+    loaded e = load("{}\n");
+    assert_clean(&e);
+    ck_assert(!e.ast->has_exec && !e.ast->has_fs && !e.ast->has_shell);
+    ck_assert_int_eq(e.ast->net.value, GK_UNSET);
+    load_free(&e);
+    /* ... but a file with no document in it is an error, as an empty .grant
+     * is: a truncated or blanked policy must never widen to "no opinion"
+     * (the exact messages: tests/data/yaml-errors/empty.yaml and friends). */
+    const char *empties[] = {"", "---\n", "# only a comment\n", "\n\n", "--- # c\n...\n"};
+    for (size_t i = 0; i < sizeof(empties) / sizeof(*empties); i++) {
+        loaded n = load(empties[i]);
+        ck_assert_msg(grant_diags_count(n.d) == 1, "case %zu: want one error", i);
+        load_free(&n);
     }
 }
 END_TEST
