@@ -145,9 +145,12 @@ static mode_t mode_for(const char *path)
  * file over it would replace the device itself, so write to it directly. */
 static int write_special(const char *path, const char *data, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK for the open only: a FIFO nobody reads fails (ENXIO)
+     * instead of hanging; the writes then block as usual. */
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return -errno;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     int rc = write_all(fd, data, len);
     if (close(fd) < 0 && rc == 0)
         rc = -errno;

@@ -161,7 +161,8 @@ static int cmd_compile(int argc, char **argv)
     if (o.output && strcmp(o.output, "-") != 0) {
         rc = cli_write_atomic(o.output, ir, len);
         if (rc < 0)
-            cli_error("cannot write '%s': %s", o.output, strerror(-rc));
+            cli_error("cannot write '%s': %s", o.output,
+                      rc == -ENXIO ? "a FIFO nobody reads" : strerror(-rc));
     } else {
         rc = cli_write_stream(stdout, ir, len);
         if (rc < 0)
@@ -283,7 +284,8 @@ static int cmd_fmt(int argc, char **argv)
         if (outlen != len || memcmp(out, text, len) != 0) {
             rc = cli_write_atomic(path, out, outlen);
             if (rc < 0) {
-                cli_error("cannot write '%s': %s", path, strerror(-rc));
+                cli_error("cannot write '%s': %s", path,
+                          rc == -ENXIO ? "a FIFO nobody reads" : strerror(-rc));
                 status = CLI_EXIT_USAGE;
             }
         }

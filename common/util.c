@@ -334,13 +334,25 @@ void gk_buf_free(gk_buf *b)
 int gk_read_file(const char *path, char **out, size_t *len)
 {
     *out = NULL;
-    int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
+    bool is_stdin = strcmp(path, "-") == 0;
+    /* O_NONBLOCK: a FIFO without a writer must not hang the open; what is
+     * not a regular file is refused below before anything is read. */
+    int fd = is_stdin ? dup(0) : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return -errno;
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (fstat(fd, &st) < 0) {
+        int e = -errno;
         close(fd);
-        return -EISDIR;
+        return e;
+    }
+    int refuse = S_ISDIR(st.st_mode)                      ? -EISDIR
+                 : !is_stdin && !S_ISREG(st.st_mode)      ? -EINVAL
+                 : S_ISREG(st.st_mode) && st.st_size > GK_INPUT_MAX ? -EFBIG
+                                                          : 0;
+    if (refuse) {
+        close(fd);
+        return refuse;
     }
     gk_buf b = {0};
     char chunk[65536];
@@ -356,6 +368,13 @@ int gk_read_file(const char *path, char **out, size_t *len)
         }
         if (r == 0)
             break;
+        /* A file that grows while read, or a pipe on standard input, stops
+         * at the same bound. */
+        if (b.len + (size_t)r > GK_INPUT_MAX) {
+            close(fd);
+            gk_buf_free(&b);
+            return -EFBIG;
+        }
         gk_buf_add(&b, chunk, (size_t)r);
     }
     close(fd);
@@ -363,14 +382,29 @@ int gk_read_file(const char *path, char **out, size_t *len)
     return 0;
 }
 
+const char *gk_read_strerror(int rc)
+{
+    switch (rc) {
+    case -EINVAL:
+        return "not a regular file (policy inputs are regular files or standard input)";
+    case -EFBIG:
+        return "larger than the 64 MiB a policy input may be";
+    default:
+        return strerror(-rc);
+    }
+}
+
 int gk_write_file_atomic(const char *path, const char *data, size_t len)
 {
     /* Renaming over a device (/dev/null) would replace it: write in place. */
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of
+         * hanging; nothing is written then. */
+        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
             return -errno;
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
         int err = 0;
         for (size_t off = 0; off < len;) {
             ssize_t w = write(fd, data + off, len - off);

@@ -190,9 +190,9 @@ static unit *load_unit(loader *L, const char *name, const char *text, size_t len
         if (r < 0) {
             if (from.src)
                 gk_diag_add(L->diags, GK_ERROR, from, NULL, "cannot read '%s': %s", name,
-                            strerror(-r));
+                            gk_read_strerror(r));
             else
-                gk_diag_file(L->diags, GK_ERROR, name, "cannot read: %s", strerror(-r));
+                gk_diag_file(L->diags, GK_ERROR, name, "cannot read: %s", gk_read_strerror(r));
             return NULL;
         }
         text = owned;

@@ -1,0 +1,187 @@
+/* check_badinput.c - the bad-input corpus: every kind of hostile or broken
+ * input the CLIs take, one case per file, with the exit status and the
+ * exact diagnostics they must give (and nothing half-written).
+ *
+ * A case is tests/data/bad-input/NAME.case, lines of:
+ *   # comment
+ *   file NAME            the lines up to "end" become NAME in the case's
+ *   ...                  directory (a fresh one per case)
+ *   end
+ *   fifo NAME            a FIFO nobody writes to or reads from
+ *   sparse NAME BYTES    a sparse regular file of that size
+ *   run TOOL ARG...      TOOL is grantc or grantrun; ARGs split on spaces
+ *   exit N               the status it must exit with
+ *   stderr               the lines up to "end": its whole stderr, exactly
+ *   absent NAME          NAME must not exist afterwards
+ * The command runs in the case's directory under timeout(1), so a hang is
+ * a failure (exit 124), never a stuck suite. In expected text, {dir}
+ * stands for the case's directory.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CASE_DIR "tests/data/bad-input"
+#define CASE_TIMEOUT "10"
+
+static gk_strvec cases;
+
+typedef struct bad_case {
+    gk_strvec argv;     /* after timeout(1) and the tool */
+    char *tool;
+    int want_exit;
+    char *want_stderr;  /* NULL: not checked */
+    gk_strvec absent;
+} bad_case;
+
+/* The lines of text from *at up to a line "end" (consumed), joined. */
+static char *block(char **at, const char *file)
+{
+    gk_buf b = {0};
+    for (;;) {
+        char *nl = strchr(*at, '\n');
+        ck_assert_msg(nl, "%s: a block without 'end'", file);
+        size_t n = (size_t)(nl - *at);
+        if (n == 3 && strncmp(*at, "end", 3) == 0) {
+            *at = nl + 1;
+            break;
+        }
+        gk_buf_add(&b, *at, n + 1);
+        *at = nl + 1;
+    }
+    if (!b.data)
+        gk_buf_puts(&b, "");
+    return gk_buf_steal(&b, NULL);
+}
+
+static char *subst_dir(const char *text, const char *dir)
+{
+    gk_buf b = {0};
+    for (const char *p = text; *p;) {
+        const char *hit = strstr(p, "{dir}");
+        if (!hit) {
+            gk_buf_puts(&b, p);
+            break;
+        }
+        gk_buf_add(&b, p, (size_t)(hit - p));
+        gk_buf_puts(&b, dir);
+        p = hit + 5;
+    }
+    if (!b.data)
+        gk_buf_puts(&b, "");
+    return gk_buf_steal(&b, NULL);
+}
+
+/* Make what the case's setup lines ask for in dir; fill c from the rest. */
+static void load_case(const char *file, const char *dir, bad_case *c)
+{
+    gk_autofree char *text = gk_test_read(file, NULL);
+    ck_assert_msg(text, "cannot read %s", file);
+    c->want_exit = -1;
+    for (char *at = text; *at;) {
+        char *nl = strchr(at, '\n');
+        ck_assert_msg(nl, "%s: the last line has no newline", file);
+        *nl = '\0';
+        char *line = at;
+        at = nl + 1;
+        if (!*line || *line == '#')
+            continue;
+        char name[256];
+        unsigned long long size;
+        if (strncmp(line, "file ", 5) == 0) {
+            gk_autofree char *body = block(&at, file);
+            gk_autofree char *path = gk_printf("%s/%s", dir, line + 5);
+            gk_test_write(path, body, 0644);
+        } else if (sscanf(line, "fifo %255s", name) == 1) {
+            gk_autofree char *path = gk_printf("%s/%s", dir, name);
+            ck_assert_msg(mkfifo(path, 0644) == 0, "mkfifo %s: %s", path, strerror(errno));
+        } else if (sscanf(line, "sparse %255s %llu", name, &size) == 2) {
+            gk_autofree char *path = gk_printf("%s/%s", dir, name);
+            FILE *f = fopen(path, "w");
+            ck_assert_msg(f && ftruncate(fileno(f), (off_t)size) == 0, "sparse %s", path);
+            fclose(f);
+        } else if (strncmp(line, "run ", 4) == 0) {
+            char *save = NULL;
+            for (char *w = strtok_r(line + 4, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+                gk_autofree char *word = subst_dir(w, dir);
+                if (!c->tool)
+                    c->tool = gk_strdup(word);
+                else
+                    gk_strvec_push(&c->argv, word);
+            }
+        } else if (sscanf(line, "exit %d", &c->want_exit) == 1) {
+        } else if (strcmp(line, "stderr") == 0) {
+            gk_autofree char *body = block(&at, file);
+            c->want_stderr = subst_dir(body, dir);
+        } else if (strncmp(line, "absent ", 7) == 0) {
+            gk_strvec_push(&c->absent, line + 7);
+        } else {
+            ck_abort_msg("%s: unknown line '%s'", file, line);
+        }
+    }
+    ck_assert_msg(c->tool && c->want_exit >= 0, "%s: needs a run and an exit line", file);
+}
+
+START_TEST(bad_input_case)
+{
+    const char *file = cases.v[_i];
+    gk_autofree char *dir = gk_printf("%s/badinput-XXXXXX", gk_test_builddir());
+    ck_assert(mkdtemp(dir));
+    bad_case c = {0};
+    load_case(file, dir, &c);
+    ck_assert_msg(strcmp(c.tool, "grantc") == 0 || strcmp(c.tool, "grantrun") == 0,
+                  "%s: unknown tool %s", file, c.tool);
+    gk_autofree char *tool = gk_printf("%s/%s", gk_test_builddir(), c.tool);
+    gk_strvec argv = {0};
+    gk_strvec_push(&argv, "/usr/bin/timeout");
+    gk_strvec_push(&argv, CASE_TIMEOUT);
+    gk_strvec_push(&argv, tool);
+    for (size_t i = 0; i < c.argv.n; i++)
+        gk_strvec_push(&argv, c.argv.v[i]);
+    char **v = gk_calloc(argv.n + 1, sizeof(char *));
+    memcpy(v, argv.v, argv.n * sizeof(char *));
+    ck_assert(chdir(dir) == 0);
+    char *out = NULL, *err = NULL;
+    int status = gk_test_run(v, NULL, &out, &err);
+    ck_assert_msg(status != 124, "%s: hung (killed after " CASE_TIMEOUT " s)", file);
+    ck_assert_msg(status == c.want_exit, "%s: exit %d, want %d; stderr:\n%s", file, status,
+                  c.want_exit, err);
+    if (c.want_stderr)
+        ck_assert_msg(strcmp(err, c.want_stderr) == 0, "%s: stderr\n%s\nwant\n%s", file, err,
+                      c.want_stderr);
+    for (size_t i = 0; i < c.absent.n; i++) {
+        struct stat st;
+        ck_assert_msg(lstat(c.absent.v[i], &st) < 0, "%s: %s was left behind", file,
+                      c.absent.v[i]);
+    }
+    free(out);
+    free(err);
+    free(v);
+    gk_strvec_free(&argv);
+    gk_strvec_free(&c.argv);
+    gk_strvec_free(&c.absent);
+    free(c.tool);
+    free(c.want_stderr);
+    gk_autofree char *rm = gk_printf("rm -rf '%s'", dir);
+    ck_assert(system(rm) == 0);
+}
+END_TEST
+
+int main(void)
+{
+    gk_autofree char *dir = gk_test_path(CASE_DIR);
+    cases = gk_test_files(dir, ".case");
+    Suite *s = suite_create("bad-input");
+    TCase *t = tcase_create("corpus");
+    tcase_set_timeout(t, 60);
+    tcase_add_loop_test(t, bad_input_case, 0, (int)cases.n);
+    suite_add_tcase(s, t);
+    int rc = cases.n ? gk_test_main(s) : 1; /* no case found: the corpus is missing */
+    gk_strvec_free(&cases);
+    return rc;
+}
