@@ -76,6 +76,18 @@ static char *join_display(const char *dir, const char *rel)
     return gk_path_join(dir, rel);
 }
 
+static bool has_dotdot(const char *rel)
+{
+    for (const char *p = rel; *p;) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return true;
+        p += n + (e != NULL);
+    }
+    return false;
+}
+
 static char *resolve_include(loader *L, const char *from, const char *rel, gk_loc loc)
 {
     if (rel[0] == '/')
@@ -85,14 +97,34 @@ static char *resolve_include(loader *L, const char *from, const char *rel, gk_lo
         return join_display(dir, rel);
     }
     const char *pp = L->ctx->policy_path ? L->ctx->policy_path : "";
+    /* What is found along the policy path stays under it: no '..' climbs
+     * out, and a link inside it may not lead out either. */
+    if (has_dotdot(rel)) {
+        gk_diag_add(L->diags, GK_ERROR, loc,
+                    "name a file under a policy path directory, or include it with './'",
+                    "'%s' climbs out of the policy path with '..'", rel);
+        return NULL;
+    }
     char *list = gk_strdup(pp), *save = NULL;
     char *found = NULL;
     for (char *d = strtok_r(list, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
         char *cand = gk_path_join(d, rel);
-        if (access(cand, R_OK) == 0)
-            found = cand;
-        else
+        if (access(cand, R_OK) != 0) {
             free(cand);
+            continue;
+        }
+        gk_autofree char *real_dir = realpath(d, NULL), *real = realpath(cand, NULL);
+        size_t n = real_dir ? strlen(real_dir) : 0;
+        if (!real_dir || !real || strncmp(real, real_dir, n) != 0 ||
+            (real[n] != '/' && !(n == 1 && real_dir[0] == '/'))) {
+            gk_diag_add(L->diags, GK_ERROR, loc, "policy path entries must not link out of it",
+                        "'%s' on the policy path leads to '%s', outside '%s'", rel,
+                        real ? real : cand, d);
+            free(cand);
+            free(list);
+            return NULL;
+        }
+        found = cand;
     }
     free(list);
     if (!found)
@@ -182,6 +214,24 @@ static unit *load_ast_unit(loader *L, unit *u, const gk_file_ast *ast)
     return u;
 }
 
+/* Does text begin, after blanks and comments, with the word 'grant'? */
+static bool starts_as_grant(const char *text, size_t len)
+{
+    size_t i = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0; /* a BOM */
+    for (;;) {
+        while (i < len && text[i] && strchr(" \t\r\n", text[i]))
+            i++;
+        if (i < len && text[i] == '#') {
+            while (i < len && text[i] != '\n')
+                i++;
+            continue;
+        }
+        break;
+    }
+    return len - i >= 5 && memcmp(text + i, "grant", 5) == 0 &&
+           (len - i == 5 || strchr(" \t\r\n{", text[i + 5]));
+}
+
 static unit *load_unit(loader *L, const char *name, const char *text, size_t len, gk_loc from)
 {
     gk_autofree char *owned = NULL;
@@ -248,11 +298,20 @@ static unit *load_unit(loader *L, const char *name, const char *text, size_t len
             u->ok = false;
         }
     } else {
-        gk_file_ast *ast = surface == GK_SURFACE_YAML ? gk_load_yaml(src, L->diags)
-                                                      : gk_parse_grant(src, L->diags);
-        if (L->diags->errors)
+        gk_file_ast *ast = NULL;
+        if (from.src && surface == GK_SURFACE_GRANT && !starts_as_grant(text, len)) {
+            /* An included file that is no grant file (a typo, or an include
+             * aimed at /etc/shadow) is named, never quoted. */
+            gk_diag_add(L->diags, GK_ERROR, from, "a grant file starts with 'grant NAME {'",
+                        "'%s' is not a grant file", name);
+        } else {
+            ast = surface == GK_SURFACE_YAML ? gk_load_yaml(src, L->diags)
+                                             : gk_parse_grant(src, L->diags);
+        }
+        if (L->diags->errors || !ast)
             u->ok = false;
-        load_ast_unit(L, u, ast);
+        if (ast)
+            load_ast_unit(L, u, ast);
         gk_ast_free(ast);
     }
     free(L->chain_keys.v[--L->chain_keys.n]);

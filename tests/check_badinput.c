@@ -7,6 +7,8 @@
  *   file NAME            the lines up to "end" become NAME in the case's
  *   ...                  directory (a fresh one per case)
  *   end
+ *   dir NAME             a directory
+ *   link NAME TARGET     a symbolic link ({dir} allowed in TARGET)
  *   fifo NAME            a FIFO nobody writes to or reads from
  *   sparse NAME BYTES    a sparse regular file of that size
  *   run TOOL ARG...      TOOL is grantc or grantrun; ARGs split on spaces
@@ -91,12 +93,19 @@ static void load_case(const char *file, const char *dir, bad_case *c)
         at = nl + 1;
         if (!*line || *line == '#')
             continue;
-        char name[256];
+        char name[256], target[512];
         unsigned long long size;
         if (strncmp(line, "file ", 5) == 0) {
             gk_autofree char *body = block(&at, file);
             gk_autofree char *path = gk_printf("%s/%s", dir, line + 5);
             gk_test_write(path, body, 0644);
+        } else if (sscanf(line, "dir %255s", name) == 1) {
+            gk_autofree char *path = gk_printf("%s/%s", dir, name);
+            ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
+        } else if (sscanf(line, "link %255s %511s", name, target) == 2) {
+            gk_autofree char *path = gk_printf("%s/%s", dir, name);
+            gk_autofree char *to = subst_dir(target, dir);
+            ck_assert_msg(symlink(to, path) == 0, "symlink %s: %s", path, strerror(errno));
         } else if (sscanf(line, "fifo %255s", name) == 1) {
             gk_autofree char *path = gk_printf("%s/%s", dir, name);
             ck_assert_msg(mkfifo(path, 0644) == 0, "mkfifo %s: %s", path, strerror(errno));
