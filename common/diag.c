@@ -185,37 +185,122 @@ static const char *severity_name(gk_severity s)
     }
 }
 
-/* "FILE:LINE:COL: SEV: MSG" then the source line and a caret line. */
+/* What a diagnostic shows of the source goes to terminals and CI logs:
+ * control characters (C0 but tab, DEL, and C1 written as UTF-8) are shown
+ * escaped as \xNN or \uNNNN so a policy cannot drive the terminal, and
+ * an excerpt is at most GK_EXCERPT_MAX bytes of its line, around the
+ * caret, so a huge line cannot flood stderr. */
+#define GK_EXCERPT_MAX 160
+#define GK_EXCERPT_BEFORE 60
+#define GK_MESSAGE_MAX 1024
+
+/* Bytes of the escape for the character at p (0: shown as it is). */
+static unsigned escape_width(const char *p, const char *end)
+{
+    unsigned char c = (unsigned char)*p;
+    if ((c < 0x20 && c != '\t') || c == 0x7f)
+        return 4; /* \xNN */
+    if (c == 0xc2 && p + 1 < end && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f)
+        return 6; /* \u0080..\u009f */
+    return 0;
+}
+
+/* Append s[0..n) with its control characters escaped. */
+static void put_safe(gk_buf *b, const char *s, size_t n)
+{
+    const char *end = s + n;
+    for (const char *p = s; p < end; p++) {
+        unsigned w = escape_width(p, end);
+        if (w == 4) {
+            gk_buf_printf(b, "\\x%02x", (unsigned char)*p);
+        } else if (w == 6) {
+            gk_buf_printf(b, "\\u%04x", (unsigned char)p[1]);
+            p++;
+        } else {
+            gk_buf_putc(b, *p);
+        }
+    }
+}
+
+/* A message or name as shown: escaped, and cut at GK_MESSAGE_MAX bytes (at
+ * a character boundary) with a marker. */
+static void put_text(gk_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (n <= GK_MESSAGE_MAX) {
+        put_safe(b, s, n);
+        return;
+    }
+    size_t cut = GK_MESSAGE_MAX;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+        cut--;
+    put_safe(b, s, cut);
+    gk_buf_printf(b, "... (%zu more bytes)", n - cut);
+}
+
+static uint32_t char_start(const gk_source *s, uint32_t off, uint32_t floor)
+{
+    while (off > floor && ((unsigned char)s->text[off] & 0xC0) == 0x80)
+        off--;
+    return off;
+}
+
+/* "FILE:LINE:COL: SEV: MSG" then the source line (or an excerpt of it)
+ * and a caret line. */
 static void render_at(gk_buf *b, gk_loc loc, const char *sev, const char *msg)
 {
     const gk_source *s = loc.src;
     unsigned line, col;
     gk_source_linecol(s, loc.start, &line, &col);
-    gk_buf_printf(b, "%s:%u:%u: %s: %s\n", s->name, line, col, sev, msg);
+    put_text(b, s->name);
+    gk_buf_printf(b, ":%u:%u: %s: ", line, col, sev);
+    put_text(b, msg);
+    gk_buf_putc(b, '\n');
 
     uint32_t ls = line_start(s, loc.start > s->len ? (uint32_t)s->len : loc.start);
     uint32_t le = ls;
     while (le < s->len && s->text[le] != '\n' && s->text[le] != '\0')
         le++;
+    uint32_t start = loc.start > le ? le : loc.start;
+    uint32_t ws = ls, we = le; /* the window of the line shown */
+    if (le - ls > GK_EXCERPT_MAX) {
+        ws = start - ls > GK_EXCERPT_BEFORE ? char_start(s, start - GK_EXCERPT_BEFORE, ls) : ls;
+        we = le - ws > GK_EXCERPT_MAX ? char_start(s, ws + GK_EXCERPT_MAX, ws) : le;
+        if (start > we)
+            start = we;
+    }
     char num[16];
     int w = snprintf(num, sizeof(num), "%u", line);
     gk_buf_printf(b, " %s | ", num);
-    gk_buf_add(b, s->text + ls, le - ls);
+    if (ws > ls)
+        gk_buf_puts(b, "...");
+    put_safe(b, s->text + ws, we - ws);
+    if (we < le)
+        gk_buf_puts(b, "...");
     gk_buf_putc(b, '\n');
     gk_buf_printf(b, " %*s | ", w, "");
-    /* Pad with the source's own tabs so the caret lines up in any terminal. */
-    uint32_t start = loc.start > le ? le : loc.start;
-    for (uint32_t i = ls; i < start; i++) {
+    if (ws > ls)
+        gk_buf_puts(b, "   ");
+    /* Pad with the source's own tabs so the caret lines up in any terminal;
+     * an escape is as wide as it is written. */
+    const char *end = s->text + we;
+    for (uint32_t i = ws; i < start; i++) {
         unsigned char c = (unsigned char)s->text[i];
+        unsigned ew = escape_width(s->text + i, end);
         if (c == '\t')
             gk_buf_putc(b, '\t');
+        else if (ew)
+            for (unsigned k = 0; k < ew; k++)
+                gk_buf_putc(b, ' ');
         else if ((c & 0xC0) != 0x80)
             gk_buf_putc(b, ' ');
+        if (ew == 6)
+            i++;
     }
     gk_buf_putc(b, '^');
-    uint32_t end = loc.end > le ? le : loc.end;
-    if (end > start) {
-        unsigned n = count_codepoints(s->text + start, end - start);
+    uint32_t stop = loc.end > we ? we : loc.end;
+    if (stop > start) {
+        unsigned n = count_codepoints(s->text + start, stop - start);
         for (unsigned i = 1; i < n; i++)
             gk_buf_putc(b, '~');
     }
@@ -228,17 +313,28 @@ char *gk_diag_render(const gk_diag *dg)
     const char *sev = severity_name(dg->severity);
     if (dg->loc.src)
         render_at(&b, dg->loc, sev, dg->message);
-    else if (dg->file)
-        gk_buf_printf(&b, "%s: %s: %s\n", dg->file, sev, dg->message);
-    else
-        gk_buf_printf(&b, "%s: %s\n", sev, dg->message);
-    if (dg->hint)
-        gk_buf_printf(&b, "hint: %s\n", dg->hint);
+    else {
+        if (dg->file) {
+            put_text(&b, dg->file);
+            gk_buf_puts(&b, ": ");
+        }
+        gk_buf_printf(&b, "%s: ", sev);
+        put_text(&b, dg->message);
+        gk_buf_putc(&b, '\n');
+    }
+    if (dg->hint) {
+        gk_buf_puts(&b, "hint: ");
+        put_text(&b, dg->hint);
+        gk_buf_putc(&b, '\n');
+    }
     if (dg->has_related) {
         if (dg->related.src)
             render_at(&b, dg->related, "note", dg->related_message);
-        else
-            gk_buf_printf(&b, "note: %s\n", dg->related_message);
+        else {
+            gk_buf_puts(&b, "note: ");
+            put_text(&b, dg->related_message);
+            gk_buf_putc(&b, '\n');
+        }
     }
     /* No trailing newline: callers join and terminate lines themselves. */
     if (b.len && b.data[b.len - 1] == '\n')
