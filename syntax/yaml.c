@@ -31,6 +31,7 @@ typedef struct yl_node {
     bool quoted;             /* single- or double-quoted scalar */
     bool flow;               /* flow collection */
     bool bad;                /* an alias: already reported, skip it */
+    const struct yl_node *first; /* a map key: the earlier key it repeats, else NULL */
     struct yl_node **kids;   /* seq items; map: key0, value0, key1, value1... */
     size_t n, cap;
 } yl_node;
@@ -422,36 +423,58 @@ static void report_unknown_key(yl_ctx *c, const yl_node *k, const char *section,
         gk_diag_add(c->diags, GK_ERROR, node_loc(c, k), hint, "unknown key '%s'", k->value);
 }
 
-/* Checks keys are strings and unique. Returns false if the mapping is too
- * broken to walk (a non-scalar key). */
+static int key_cmp(const void *a, const void *b)
+{
+    const yl_node *x = *(const yl_node *const *)a, *y = *(const yl_node *const *)b;
+    if (x->vlen != y->vlen)
+        return x->vlen < y->vlen ? -1 : 1;
+    int c = memcmp(x->value, y->value, x->vlen);
+    if (c)
+        return c;
+    return x->start < y->start ? -1 : x->start > y->start; /* earlier first */
+}
+
+/* Checks keys are strings and unique, marking each repeat with the key it
+ * repeats (sorted, so 40,000 keys cost no more than sorting them). Returns
+ * false if the mapping is too broken to walk (a non-scalar key). */
 static bool check_keys(yl_ctx *c, const yl_node *map, const char *section)
 {
     bool ok = true;
+    yl_node **keys = gk_calloc(map->n / 2 + 1, sizeof(*keys));
+    size_t nkeys = 0;
     for (size_t i = 0; i + 1 < map->n; i += 2) {
-        const yl_node *k = map->kids[i];
-        if (!is_scalar(k)) {
-            if (section)
-                gk_diag_add(c->diags, GK_ERROR, node_loc(c, k), NULL,
-                            "keys of '%s' must be strings", section);
-            else
-                gk_diag_add(c->diags, GK_ERROR, node_loc(c, k), NULL, "keys must be strings");
-            ok = false;
+        yl_node *k = map->kids[i];
+        k->first = NULL;
+        if (is_scalar(k)) {
+            keys[nkeys++] = k;
             continue;
         }
-        for (size_t j = 0; j < i; j += 2) {
-            const yl_node *f = map->kids[j];
-            if (is_scalar(f) && f->vlen == k->vlen && memcmp(f->value, k->value, k->vlen) == 0) {
-                gk_diag *dg;
-                if (section)
-                    dg = gk_diag_add(c->diags, GK_ERROR, node_loc(c, k), NULL,
-                                     "duplicate key '%s' in '%s'", k->value, section);
-                else
-                    dg = gk_diag_add(c->diags, GK_ERROR, node_loc(c, k), NULL,
-                                     "duplicate key '%s'", k->value);
-                gk_diag_relate(dg, node_loc(c, f), "first defined here");
-                break;
-            }
-        }
+        if (section)
+            gk_diag_add(c->diags, GK_ERROR, node_loc(c, k), NULL,
+                        "keys of '%s' must be strings", section);
+        else
+            gk_diag_add(c->diags, GK_ERROR, node_loc(c, k), NULL, "keys must be strings");
+        ok = false;
+    }
+    qsort(keys, nkeys, sizeof(*keys), key_cmp);
+    for (size_t i = 1; i < nkeys; i++)
+        if (keys[i]->vlen == keys[i - 1]->vlen &&
+            memcmp(keys[i]->value, keys[i - 1]->value, keys[i]->vlen) == 0)
+            keys[i]->first = keys[i - 1]->first ? keys[i - 1]->first : keys[i - 1];
+    free(keys);
+    /* Reported in the order of the file. */
+    for (size_t i = 0; i + 1 < map->n; i += 2) {
+        const yl_node *k = map->kids[i];
+        if (!k->first)
+            continue;
+        gk_diag *dg;
+        if (section)
+            dg = gk_diag_add(c->diags, GK_ERROR, node_loc(c, k), NULL,
+                             "duplicate key '%s' in '%s'", k->value, section);
+        else
+            dg = gk_diag_add(c->diags, GK_ERROR, node_loc(c, k), NULL, "duplicate key '%s'",
+                             k->value);
+        gk_diag_relate(dg, node_loc(c, k->first), "first defined here");
     }
     return ok;
 }
@@ -460,13 +483,7 @@ static bool check_keys(yl_ctx *c, const yl_node *map, const char *section)
  * was reported by check_keys and is not loaded again. */
 static bool is_repeat(const yl_node *map, size_t i)
 {
-    const yl_node *k = map->kids[i];
-    for (size_t j = 0; j < i; j += 2) {
-        const yl_node *f = map->kids[j];
-        if (is_scalar(f) && f->vlen == k->vlen && memcmp(f->value, k->value, k->vlen) == 0)
-            return true;
-    }
-    return false;
+    return map->kids[i]->first != NULL;
 }
 
 /* A section that must be a mapping. */
