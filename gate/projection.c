@@ -135,6 +135,25 @@ static char *canonical_of(const grant_context *ctx, const char *path, gk_resolve
 /* On the host, every program on PATH that a veto (by pattern, or a name
  * reached through another spelling) hits is listed, so a backend can mask
  * the file itself. Offline there is nothing to list. */
+/* A vetoed entry named through a linked directory (/usr/local/cuda ->
+ * cuda-13.0, a PATH entry) is listed in its real directory: its mask goes
+ * where the entry is, since bwrap cannot make a mountpoint through a link
+ * in the new root. The entry itself may be a link (rbash -> bash): it keeps
+ * its own name. Takes w; host paths only. */
+static char *in_real_dir(char *w, gk_resolve_cache *cache)
+{
+    const char *slash = strrchr(w, '/');
+    if (!slash || slash == w)
+        return w;
+    gk_autofree char *dir = gk_strndup(w, (size_t)(slash - w));
+    gk_autofree char *real = gk_resolve_host_cached(dir, cache);
+    if (!real || strcmp(real, dir) == 0)
+        return w;
+    char *moved = gk_path_join(real, slash + 1);
+    free(w);
+    return moved;
+}
+
 static void veto_matches_on_path(gk_projection *pr, const grant_policy *p,
                                  gk_resolve_cache *cache)
 {
@@ -204,10 +223,11 @@ static void veto_matches_on_path(gk_projection *pr, const grant_policy *p,
             const char *name = l->names.v[i], *c = l->canon.v[i][0] ? l->canon.v[i] : NULL;
             char *w = gk_path_join(d, name);
             grant_exec_query q = {name, w, c, NULL};
-            if (gk_gate_exec_vetoed(p, &q))
-                take_both(&pr->exec_veto, w, c ? gk_strdup(c) : NULL);
-            else
+            if (gk_gate_exec_vetoed(p, &q)) {
+                take_both(&pr->exec_veto, in_real_dir(w, cache), c ? gk_strdup(c) : NULL);
+            } else {
                 free(w);
+            }
         }
     }
     for (size_t k = 0; k < nseen; k++) {
@@ -268,7 +288,9 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
                         f->exec.veto_names.v[k].key);
         for (size_t k = 0; k < f->exec.veto_files.n; k++) {
             const char *vf = f->exec.veto_files.v[k].key;
-            gk_strvec_push(&pr->exec_veto, vf);
+            gk_strvec_push_take(&pr->exec_veto, ctx->target == GRANT_TARGET_HOST
+                                                    ? in_real_dir(gk_strdup(vf), &cache)
+                                                    : gk_strdup(vf));
             take_both(&pr->exec_veto, NULL, canonical_of(ctx, vf, &cache));
         }
         for (size_t k = 0; k < f->exec.veto_dirs.n; k++)
@@ -309,7 +331,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
         char *w, *c;
         gk_walk_head_cached(ctx, veto_names.v[i], NULL, NULL, &w, &c, &cache);
         if (w && gk_has_prefix(w, "/")) {
-            take_both(&pr->exec_veto, w, c);
+            take_both(&pr->exec_veto, in_real_dir(w, &cache), c);
         } else {
             free(w);
             free(c);

@@ -210,6 +210,41 @@ START_TEST(writes_reach_the_host_and_placeholders_do_not_stay)
 }
 END_TEST
 
+/* A vetoed program on a PATH directory reached through a link
+ * (/usr/local/cuda -> cuda-13.0 on CUDA hosts): the run starts (the mask
+ * goes where the file really is), the program is masked by both spellings,
+ * and an admitted program runs beside it (the control). */
+START_TEST(a_veto_on_a_linked_path_directory_is_masked)
+{
+    gk_autofree char *root = gk_strndup(policy, strrchr(policy, '/') - policy);
+    gk_autofree char *real = gk_printf("%s/real-bin", root);
+    gk_autofree char *linked = gk_printf("%s/linked-bin", root);
+    ck_assert_int_eq(mkdir(real, 0755), 0);
+    ck_assert_int_eq(symlink(real, linked), 0);
+    gk_autofree char *cp = gk_printf("cp /usr/bin/true '%s/gk-vetoed'", real);
+    ck_assert_int_eq(system(cp), 0);
+    gk_autofree char *pol = gk_printf("%s/linked.grant", root);
+    gk_autofree char *text = gk_printf("grant l {\n    exec { allow sh true; deny gk-vetoed; }\n"
+                                       "    fs { read /usr /etc %s; write cwd:; }\n}\n", root);
+    gk_test_write(pol, text, 0644);
+    gk_autofree char *path = gk_printf("%s:/usr/bin:/bin", linked);
+    gk_autofree char *script = gk_printf("true && echo control-ran; %s/gk-vetoed && echo linked-ran; "
+                                         "%s/gk-vetoed && echo real-ran; exit 0", linked, real);
+    const char *args[] = {"-p", pol, "--", "sh", "-c", script, NULL};
+    gk_autofree char *old = gk_strdup(getenv("PATH"));
+    setenv("PATH", path, 1);
+    char *out = NULL, *err = NULL;
+    int st = grantrun(args, &out, &err);
+    setenv("PATH", old, 1);
+    ck_assert_msg(st == 0, "status %d; stderr: %s", st, err);
+    ck_assert_msg(strstr(out, "control-ran"), "the control did not run: %s", out);
+    ck_assert_msg(!strstr(out, "linked-ran") && !strstr(out, "real-ran"),
+                  "the vetoed program ran: %s", out);
+    free(out);
+    free(err);
+}
+END_TEST
+
 /* Is a process running `sleep SECONDS` (a test's marker) alive? */
 static bool marker_alive(const char *seconds)
 {
@@ -286,6 +321,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_loop_test(t, run_table, 0, (int)(sizeof(rows) / sizeof(*rows)));
     tcase_add_test(t, writes_reach_the_host_and_placeholders_do_not_stay);
+    tcase_add_test(t, a_veto_on_a_linked_path_directory_is_masked);
     tcase_add_test(t, a_signal_reaches_the_command);
     tcase_add_test(t, a_command_may_catch_the_signal);
     suite_add_tcase(s, t);
