@@ -360,6 +360,57 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     gk_resolve_cache_free(&cache);
 }
 
+static void regions_free(gk_regions *r);
+
+/* The first existing proper ancestor of p that is not a directory (a git
+ * worktree's or submodule's .git file), or NULL. Host only. */
+static char *file_ancestor(const char *p)
+{
+    char *a = gk_path_parent(p);
+    char *found = NULL;
+    while (a && strcmp(a, "/") != 0 && !found) {
+        struct stat st;
+        if (lstat(a, &st) == 0 && !S_ISDIR(st.st_mode))
+            found = gk_strdup(a);
+        char *up = gk_path_parent(a);
+        free(a);
+        a = up;
+    }
+    free(a);
+    return found;
+}
+
+/* A deny or readonly entry below an existing file (cwd:/.git/config when
+ * .git is a worktree's "gitdir:" file) cannot exist, and nothing can be
+ * mounted there; it can only come to exist if the file is replaced by a
+ * directory. So the file itself becomes readonly: as long as it stays,
+ * the entry stays impossible. Stricter than the gate, never looser. */
+static void protect_file_ancestors(gk_projection *pr)
+{
+    gk_regions *lists[2] = {&pr->deny, &pr->readonly};
+    gk_regions moved = {0};
+    for (int l = 0; l < 2; l++) {
+        gk_regions *r = lists[l];
+        size_t keep = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            char *a = file_ancestor(r->v[i].p.real);
+            if (!a) {
+                r->v[keep++] = r->v[i];
+                continue;
+            }
+            gk_fpath fp = {a, a};
+            gk_regions_add(&moved, &fp, r->v[i].origin);
+            free(a);
+            gk_fpath_free(&r->v[i].p);
+            free(r->v[i].origin);
+        }
+        r->n = keep;
+    }
+    for (size_t i = 0; i < moved.n; i++)
+        gk_regions_add(&pr->readonly, &moved.v[i].p, moved.v[i].origin);
+    regions_free(&moved);
+}
+
 gk_projection *gk_projection_build(const grant_policy *p)
 {
     gk_projection *pr = gk_calloc(1, sizeof(*pr));
@@ -372,6 +423,8 @@ gk_projection *gk_projection_build(const grant_policy *p)
     }
     unite(&pr->readonly, s, true);
     unite(&pr->deny, s, false);
+    if (!gk_target_is_offline(p->ctx))
+        protect_file_ancestors(pr);
     gk_regions_sort_unique(&pr->read);
     gk_regions_sort_unique(&pr->write);
     gk_regions_sort_unique(&pr->readonly);

@@ -245,6 +245,38 @@ START_TEST(a_veto_on_a_linked_path_directory_is_masked)
 }
 END_TEST
 
+/* In a git worktree or submodule .git is a file naming the real git dir:
+ * base/minimal's readonly .git/hooks and .git/config cannot exist there,
+ * so the file itself is kept (a run used to fail with 125 on every
+ * policy). The run works (the control writes the project) and the file
+ * can be neither removed nor replaced by a directory of planted hooks. */
+START_TEST(a_worktree_dot_git_file_is_kept)
+{
+    gk_autofree char *dotgit = gk_printf("%s/.git", project);
+    gk_test_write(dotgit, "gitdir: /nonexistent/.git/worktrees/w\n", 0644);
+    gk_autofree char *minimal = gk_test_path("policies/base/minimal.grant");
+    const char *args[] = {"-p", minimal, "--", "/usr/bin/env", "touch", "control", NULL};
+    char *out = NULL, *err = NULL;
+    int st = grantrun(args, &out, &err);
+    ck_assert_msg(st == 0, "status %d: %s", st, err);
+    gk_autofree char *control = gk_printf("%s/control", project);
+    ck_assert_int_eq(access(control, F_OK), 0);
+    free(out);
+    free(err);
+    const char *args2[] = {"-p", minimal, "--", "/usr/bin/env", "rm", "-f", ".git", NULL};
+    ck_assert_int_ne(grantrun(args2, &out, &err), 0);
+    free(out);
+    free(err);
+    const char *args3[] = {"-p", minimal, "--", "/usr/bin/env", "mv", ".git", "moved", NULL};
+    ck_assert_int_ne(grantrun(args3, &out, &err), 0);
+    free(out);
+    free(err);
+    struct stat sb;
+    ck_assert_int_eq(lstat(dotgit, &sb), 0);
+    ck_assert(S_ISREG(sb.st_mode));
+}
+END_TEST
+
 /* Is a process running `sleep SECONDS` (a test's marker) alive? */
 static bool marker_alive(const char *seconds)
 {
@@ -322,6 +354,7 @@ static Suite *suite(void)
     tcase_add_loop_test(t, run_table, 0, (int)(sizeof(rows) / sizeof(*rows)));
     tcase_add_test(t, writes_reach_the_host_and_placeholders_do_not_stay);
     tcase_add_test(t, a_veto_on_a_linked_path_directory_is_masked);
+    tcase_add_test(t, a_worktree_dot_git_file_is_kept);
     tcase_add_test(t, a_signal_reaches_the_command);
     tcase_add_test(t, a_command_may_catch_the_signal);
     suite_add_tcase(s, t);
