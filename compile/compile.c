@@ -332,6 +332,30 @@ static void loader_free(loader *L)
 }
 
 /* The shared body of grant_compile and grant_compile_buffer. */
+/* A file named on the command line that does not exist where it is named
+ * ("base/reasonable.grant" from a project) is looked up along the policy
+ * path, as an include of the same name would be. Returns the name to load
+ * (caller frees). */
+static char *top_level_name(loader *L, const char *name)
+{
+    if (name[0] == '/' || strcmp(name, "-") == 0 || gk_has_prefix(name, "./") ||
+        gk_has_prefix(name, "../") || has_dotdot(name) || access(name, F_OK) == 0 ||
+        errno != ENOENT || !L->ctx->policy_path)
+        return gk_strdup(name);
+    char *list = gk_strdup(L->ctx->policy_path), *save = NULL, *found = NULL;
+    for (char *d = strtok_r(list, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char *cand = gk_path_join(d, name);
+        gk_autofree char *real_dir = realpath(d, NULL), *real = realpath(cand, NULL);
+        size_t n = real_dir ? strlen(real_dir) : 0;
+        if (real && real_dir && strncmp(real, real_dir, n) == 0 && real[n] == '/')
+            found = cand;
+        else
+            free(cand);
+    }
+    free(list);
+    return found ? found : gk_strdup(name);
+}
+
 static int compile_units(const grant_context *ctx, const char *const *files, size_t nfiles,
                          const char *buf_text, size_t buf_len, const char *const *extends,
                          size_t nextends, grant_diags *diags, grant_policy **out)
@@ -347,7 +371,8 @@ static int compile_units(const grant_context *ctx, const char *const *files, siz
     gk_layer *own = NULL;
     for (size_t i = 0; i < nfiles; i++) {
         gk_loc none = {0};
-        unit *u = load_unit(&L, files[i], buf_text, buf_len, none);
+        gk_autofree char *name = buf_text ? gk_strdup(files[i]) : top_level_name(&L, files[i]);
+        unit *u = load_unit(&L, name, buf_text, buf_len, none);
         if (!u || !u->ok)
             continue;
         if (i == 0 && u->ctx) {
@@ -364,7 +389,8 @@ static int compile_units(const grant_context *ctx, const char *const *files, siz
     }
     for (size_t i = 0; i < nextends; i++) {
         gk_loc none = {0};
-        unit *u = load_unit(&L, extends[i], NULL, 0, none);
+        gk_autofree char *name = top_level_name(&L, extends[i]);
+        unit *u = load_unit(&L, name, NULL, 0, none);
         if (!u || !u->ok || !u->layers.n)
             continue;
         size_t n = u->layers.n;
