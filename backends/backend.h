@@ -39,19 +39,20 @@ GK_HIDDEN int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_b
  * hex>"). Caller frees. */
 GK_HIDDEN char *gk_policy_digest(const grant_policy *p);
 
-/* ---- the Linux mount plan: the Linux mount plan shared by the bwrap and Landlock emitters
- * and, later, grantrun.
+/* ---- the Linux mount plan, shared by the bwrap and Landlock emitters and
+ * grantrun's launcher.
  *
- * gk_bwrap_plan_build renders a projection into bubblewrap's arguments
+ * gk_bwrap_plan_build renders a projection into bubblewrap's options
  * (everything bwrap takes before `--`) and says which host paths bwrap will
  * create as mountpoints while setting up (placeholders), so that whoever
- * launches it can remove them after the run. The Landlock emitter reads the
- * same plan's mounts, so its rules mirror the binds exactly.
+ * launches it can remove them after the run. The options stay in two parts
+ * around the one place a launcher adds its own mounts; gk_bwrap_plan_options
+ * joins them. The Landlock emitter reads the same plan's mounts, so its
+ * rules mirror the binds exactly.
  *
  * Ownership: a gk_bwrap_plan owns every string in it; free with
  * gk_bwrap_plan_free.
  */
-
 
 /* What the command may do below a mount's destination. */
 typedef enum gk_area {
@@ -86,15 +87,17 @@ typedef struct gk_mount {
 } gk_mount;
 
 typedef struct gk_bwrap_plan {
-    gk_strvec argv;         /* bwrap's arguments before `--`, in order */
-    size_t insert_at;       /* index in argv where a launcher adds its own mounts
-                             * (helper, scratch root): after the policy's mounts,
-                             * before the masks (so none is hidden) and before
-                             * --remount-ro / (so mountpoints can still be made) */
+    /* bwrap's options in the order it applies them; a launcher's own mounts
+     * (helper, scratch root) go between the two parts. */
+    gk_strvec options;      /* namespaces, capabilities, environment, the
+                             * policy's mounts */
+    gk_strvec late_options; /* the masks (after every mount, so none is hidden),
+                             * --remount-ro / (once every mountpoint is made),
+                             * --chdir */
     gk_strvec placeholders; /* host paths bwrap creates (deepest first): after the
                              * run remove each that is still an empty directory or
                              * empty regular file, in this order */
-    gk_mount *mounts;       /* the mounts of argv, in order (masks excluded) */
+    gk_mount *mounts;       /* the mounts of the options, in order (masks excluded) */
     size_t nmounts;
     gk_strvec masks;        /* sandbox paths masked (sorted) */
     bool offline;           /* built without looking at this host */
@@ -109,6 +112,10 @@ GK_HIDDEN void gk_bwrap_plan_build(const gk_emit_input *in, grant_diags *notes,
 GK_HIDDEN void gk_bwrap_plan_build_mounts(const gk_emit_input *in, grant_diags *notes,
                                           gk_bwrap_plan *out);
 GK_HIDDEN void gk_bwrap_plan_free(gk_bwrap_plan *p);
+/* Append to out bwrap's options: the plan's, with a launcher's own mounts
+ * (slot; NULL or empty: none) between its two parts. */
+GK_HIDDEN void gk_bwrap_plan_options(const gk_bwrap_plan *p, const gk_strvec *slot,
+                                     gk_strvec *out);
 
 /* The Landlock ruleset of a projection (landlock.c): rights in the
  * kernel's bit values, already limited to what `abi` handles and, on a

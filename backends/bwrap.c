@@ -36,7 +36,8 @@
  * - Restricted fs ends the mounts with --remount-ro /: bwrap's root tmpfs
  *   is writable by the command otherwise, so a name no region shows could
  *   be created (privately, but the gate refuses it). A launcher adds its
- *   own mounts at plan.insert_at, before the masks and this remount.
+ *   own mounts between the plan's options and its late options: before the
+ *   masks and this remount.
  * - The environment is minimal and deterministic (HOME, LANG=C.UTF-8, PATH,
  *   USER from the freeze context); grantrun passes the command's own.
  */
@@ -824,21 +825,10 @@ static bool any_subcommands(const grant_policy *p)
     return false;
 }
 
-static void plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_plan *out,
-                       bool with_masks)
+/* Namespaces and capabilities. */
+static void plan_namespaces(const gk_projection *pr, const gk_launch_env *launch,
+                            gk_strvec *argv)
 {
-    memset(out, 0, sizeof(*out));
-    builder b = {0};
-    b.pr = in->proj;
-    b.ctx = in->policy->ctx;
-    b.policy = in->policy;
-    b.notes = notes;
-    b.offline = gk_target_is_offline(b.ctx);
-    const gk_projection *pr = b.pr;
-    gk_strvec *argv = &out->argv;
-
-    /* 1. Namespaces and environment. */
-    const gk_launch_env *launch = in->launch;
     static const char *const ns[] = {"--new-session", "--die-with-parent", "--unshare-user",
                                      "--disable-userns", "--unshare-ipc", "--unshare-uts",
                                      "--unshare-pid", "--unshare-cgroup-try"};
@@ -854,6 +844,13 @@ static void plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_pla
         push2(argv, "--cap-add", "CAP_SYS_ADMIN"); /* the helper's remounts, then it drops all */
     else
         push2(argv, "--cap-drop", "ALL");
+}
+
+/* The environment: a launcher's command's own, else the minimal one of the
+ * freeze context. */
+static void plan_environment(const grant_context *ctx, const gk_launch_env *launch,
+                             gk_strvec *argv)
+{
     gk_strvec_push(argv, "--clearenv");
     if (launch) {
         for (size_t i = 0; launch->env && launch->env[i]; i++) {
@@ -864,121 +861,136 @@ static void plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_pla
             gk_strvec_push_take(argv, gk_strndup(launch->env[i], (size_t)(eq - launch->env[i])));
             gk_strvec_push(argv, eq + 1);
         }
-    } else {
-        const char *env[][2] = {{"HOME", b.ctx->home},
-                                {"LANG", "C.UTF-8"},
-                                {"PATH", b.ctx->path},
-                                {"USER", b.ctx->user}};
-        for (size_t i = 0; i < sizeof(env) / sizeof(*env); i++)
-            if (env[i][1]) {
-                push2(argv, "--setenv", env[i][0]);
-                gk_strvec_push(argv, env[i][1]);
-            }
+        return;
     }
+    const char *env[][2] = {{"HOME", ctx->home},
+                            {"LANG", "C.UTF-8"},
+                            {"PATH", ctx->path},
+                            {"USER", ctx->user}};
+    for (size_t i = 0; i < sizeof(env) / sizeof(*env); i++)
+        if (env[i][1]) {
+            push2(argv, "--setenv", env[i][0]);
+            gk_strvec_push(argv, env[i][1]);
+        }
+}
 
-    if (b.offline) {
-        gk_diag_file(notes, GK_NOTE, NOTE_FILE,
-                     "offline target: nothing on this host is examined; merged /usr is assumed "
-                     "(/bin, /sbin, /lib, /lib32, /lib64 are symlinks into /usr) and every "
-                     "readonly entry, pinned dir and vetoed file is assumed to exist");
-    }
-
-    /* 2. Mounts. */
-    system_mounts(&b);
-    if (pr->fs_restricted) {
-        region_mounts(&b, &pr->read, false);
-        region_mounts(&b, &pr->write, true);
-    }
-    order_mounts(&b, 0);
-    b.nbase = b.n;
-    gk_strvec ro = {0}, absent_ro = {0};
-    for (size_t i = 0; i < pr->readonly.n; i++)
-        gk_strvec_push(&ro, pr->readonly.v[i].p.real);
-    gk_strvec_copy(&ro, &pr->protect);
-    gk_strvec_sort_unique(&ro);
-    readonly_mounts(&b, &ro, &absent_ro);
-
-    /* 3. Masks (they change no mount: a mounts-only plan skips them). */
-    for (size_t i = 0; i < pr->deny.n && with_masks; i++)
-        mask_entry(&b, pr->deny.v[i].p.real, E_DENY);
-    for (size_t i = 0; i < absent_ro.n && with_masks; i++)
-        mask_entry(&b, absent_ro.v[i], E_READONLY);
-    for (size_t i = 0; i < pr->exec_veto.n && with_masks; i++) {
+/* One mask per deny entry, absent readonly entry and vetoed file. */
+static void plan_masks(builder *b, const gk_strvec *absent_ro)
+{
+    const gk_projection *pr = b->pr;
+    for (size_t i = 0; i < pr->deny.n; i++)
+        mask_entry(b, pr->deny.v[i].p.real, E_DENY);
+    for (size_t i = 0; i < absent_ro->n; i++)
+        mask_entry(b, absent_ro->v[i], E_READONLY);
+    for (size_t i = 0; i < pr->exec_veto.n; i++) {
         const char *v = pr->exec_veto.v[i];
-        if (veto_dir(in->policy, v)) {
-            gk_diag_file(notes, GK_NOTE, NOTE_FILE,
+        if (veto_dir(b->policy, v)) {
+            gk_diag_file(b->notes, GK_NOTE, NOTE_FILE,
                          "exec veto of directory %s: not expressible with bwrap (Landlock and "
                          "noexec mounts in grantrun carry it)",
                          v);
             continue;
         }
-        mask_entry(&b, v, E_VETO);
+        mask_entry(b, v, E_VETO);
     }
-    finish_masks(&b);
+}
+
+/* Pinned dirs join the base mounts (so they precede the readonly re-binds
+ * and masks inside them). They are chosen with the re-binds in place (a
+ * dir inside a read-only re-bind needs no pin); a writable self-bind
+ * changes no name's area or host path, so the masks stand. */
+static void plan_pins(builder *b)
+{
+    size_t before = b->n;
+    pinned_mounts(b);
+    size_t npin = b->n - before, nro = before - b->nbase;
+    gk_mount *rom = gk_malloc((nro ? nro : 1) * sizeof(*rom));
+    memcpy(rom, b->m + b->nbase, nro * sizeof(*rom));
+    memmove(b->m + b->nbase, b->m + before, npin * sizeof(*b->m));
+    b->n = b->nbase + npin;
+    b->index_ok = false;
+    order_mounts(b, 0);
+    for (size_t i = 0; i < nro; i++)
+        GK_VEC_PUSH(b->m, b->n, b->cap, rom[i]);
+    b->index_ok = false;
+    free(rom);
+}
+
+/* The mounts in the order bwrap performs them, and the masks (they change
+ * no mount: a mounts-only plan skips them). */
+static void plan_mounts(builder *b, bool with_masks)
+{
+    const gk_projection *pr = b->pr;
+    system_mounts(b);
+    if (pr->fs_restricted) {
+        region_mounts(b, &pr->read, false);
+        region_mounts(b, &pr->write, true);
+    }
+    order_mounts(b, 0);
+    b->nbase = b->n;
+    gk_strvec ro = {0}, absent_ro = {0};
+    for (size_t i = 0; i < pr->readonly.n; i++)
+        gk_strvec_push(&ro, pr->readonly.v[i].p.real);
+    gk_strvec_copy(&ro, &pr->protect);
+    gk_strvec_sort_unique(&ro);
+    readonly_mounts(b, &ro, &absent_ro);
+    if (with_masks)
+        plan_masks(b, &absent_ro);
+    finish_masks(b);
     gk_strvec_free(&ro);
     gk_strvec_free(&absent_ro);
+    plan_pins(b);
+}
 
-    /* Pinned dirs join the base mounts (so they precede the readonly
-     * re-binds and masks inside them). They are chosen with the re-binds in
-     * place (a dir inside a read-only re-bind needs no pin); a writable
-     * self-bind changes no name's area or host path, so the masks stand. */
-    size_t before = b.n;
-    pinned_mounts(&b);
-    size_t npin = b.n - before, nro = before - b.nbase;
-    gk_mount *rom = gk_malloc((nro ? nro : 1) * sizeof(*rom));
-    memcpy(rom, b.m + b.nbase, nro * sizeof(*rom));
-    memmove(b.m + b.nbase, b.m + before, npin * sizeof(*b.m));
-    b.n = b.nbase + npin;
-    b.index_ok = false;
-    order_mounts(&b, 0);
-    for (size_t i = 0; i < nro; i++)
-        GK_VEC_PUSH(b.m, b.n, b.cap, rom[i]);
-    b.index_ok = false;
-    free(rom);
-
-    for (size_t i = 0; i < b.n; i++)
-        emit_mount(argv, &b.m[i]);
-    out->insert_at = argv->n;
-    for (size_t i = 0; i < b.nmasks; i++) {
-        const char *n = b.masks[i].name;
-        if (b.masks[i].dir) {
-            push2(argv, "--perms", "0000");
-            push2(argv, "--tmpfs", n);
-            push2(argv, "--remount-ro", n);
+/* The options after a launcher's mounts: the masks, the read-only root,
+ * the working directory. */
+static void plan_late_options(builder *b, gk_bwrap_plan *out)
+{
+    gk_strvec *late = &out->late_options;
+    bool file_masks = false;
+    for (size_t i = 0; i < b->nmasks; i++) {
+        const char *n = b->masks[i].name;
+        if (b->masks[i].dir) {
+            push2(late, "--perms", "0000");
+            push2(late, "--tmpfs", n);
+            push2(late, "--remount-ro", n);
         } else {
-            push2(argv, "--ro-bind", "/dev/null");
-            gk_strvec_push(argv, n);
+            push2(late, "--ro-bind", "/dev/null");
+            gk_strvec_push(late, n);
+            file_masks = true;
         }
         gk_strvec_push(&out->masks, n);
     }
 
     /* File masks bind this host's /dev/null: it must be the device. */
-    bool file_masks = false;
-    for (size_t i = 0; i < b.nmasks; i++)
-        file_masks |= !b.masks[i].dir;
     struct stat null_st;
-    if (!b.offline && file_masks && (stat("/dev/null", &null_st) < 0 || !S_ISCHR(null_st.st_mode)))
-        gk_diag_file(notes, GK_WARNING, NOTE_FILE,
+    if (!b->offline && file_masks &&
+        (stat("/dev/null", &null_st) < 0 || !S_ISCHR(null_st.st_mode)))
+        gk_diag_file(b->notes, GK_WARNING, NOTE_FILE,
                      "/dev/null on this host is not a character device: the file masks bind "
                      "whatever it holds");
 
     /* The sandbox root is bwrap's own tmpfs, writable by the command: names
      * outside every region could be created there (private, but the gate
      * refuses them). Every mountpoint exists by now. */
-    if (pr->fs_restricted)
-        push2(argv, "--remount-ro", "/");
+    if (b->pr->fs_restricted)
+        push2(late, "--remount-ro", "/");
 
-    /* 4. Working directory. */
-    if (b.ctx->cwd) {
-        if (!cwd_visible(&b, b.ctx->cwd))
-            gk_diag_file(notes, GK_WARNING, NOTE_FILE,
+    const char *cwd = b->ctx->cwd;
+    if (cwd) {
+        if (!cwd_visible(b, cwd))
+            gk_diag_file(b->notes, GK_WARNING, NOTE_FILE,
                          "the working directory %s is not visible in the sandbox: bwrap will "
                          "refuse to start (--chdir)",
-                         b.ctx->cwd);
-        push2(argv, "--chdir", b.ctx->cwd);
+                         cwd);
+        push2(late, "--chdir", cwd);
     }
+}
 
-    /* What bwrap leaves to the rest of grantrun. */
+/* What bwrap leaves to the rest of grantrun. */
+static void plan_left_over(const gk_emit_input *in, grant_diags *notes)
+{
+    const gk_projection *pr = in->proj;
     if (pr->exec_restricted)
         gk_diag_file(notes, GK_NOTE, NOTE_FILE,
                      "bwrap does not restrict exec: the allow-list is applied by Landlock "
@@ -991,6 +1003,31 @@ static void plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_pla
         gk_diag_file(notes, GK_NOTE, NOTE_FILE,
                      "--dev also provides /dev/full, /dev/ptmx and /dev/pts beyond the target's "
                      "device list; Landlock (grantrun) grants only the listed devices");
+}
+
+static void plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_plan *out,
+                       bool with_masks)
+{
+    memset(out, 0, sizeof(*out));
+    builder b = {0};
+    b.pr = in->proj;
+    b.ctx = gk_policy_context(in->policy);
+    b.policy = in->policy;
+    b.notes = notes;
+    b.offline = gk_target_is_offline(b.ctx);
+
+    plan_namespaces(b.pr, in->launch, &out->options);
+    plan_environment(b.ctx, in->launch, &out->options);
+    if (b.offline)
+        gk_diag_file(notes, GK_NOTE, NOTE_FILE,
+                     "offline target: nothing on this host is examined; merged /usr is assumed "
+                     "(/bin, /sbin, /lib, /lib32, /lib64 are symlinks into /usr) and every "
+                     "readonly entry, pinned dir and vetoed file is assumed to exist");
+    plan_mounts(&b, with_masks);
+    for (size_t i = 0; i < b.n; i++)
+        emit_mount(&out->options, &b.m[i]);
+    plan_late_options(&b, out);
+    plan_left_over(in, notes);
 
     if (b.placeholders.n > 1)
         qsort(b.placeholders.v, b.placeholders.n, sizeof(char *), placeholder_cmp);
@@ -1014,11 +1051,20 @@ void gk_bwrap_plan_build_mounts(const gk_emit_input *in, grant_diags *notes, gk_
     plan_build(in, notes, out, false);
 }
 
+void gk_bwrap_plan_options(const gk_bwrap_plan *p, const gk_strvec *slot, gk_strvec *out)
+{
+    gk_strvec_copy(out, &p->options);
+    if (slot)
+        gk_strvec_copy(out, slot);
+    gk_strvec_copy(out, &p->late_options);
+}
+
 void gk_bwrap_plan_free(gk_bwrap_plan *p)
 {
     if (!p)
         return;
-    gk_strvec_free(&p->argv);
+    gk_strvec_free(&p->options);
+    gk_strvec_free(&p->late_options);
     gk_strvec_free(&p->placeholders);
     gk_strvec_free(&p->masks);
     for (size_t i = 0; i < p->nmounts; i++)
@@ -1065,7 +1111,9 @@ int gk_emit_bwrap(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
         return -ENOTSUP; /* a Linux sandbox for a policy frozen for another OS */
     gk_bwrap_plan plan;
     gk_bwrap_plan_build(in, notes, &plan);
-    const gk_strvec *a = &plan.argv;
+    gk_strvec options = {0};
+    gk_bwrap_plan_options(&plan, NULL, &options);
+    const gk_strvec *a = &options;
     if (strcmp(f, "argv0") == 0) {
         for (size_t i = 0; i < a->n; i++)
             gk_buf_add(out, a->v[i], strlen(a->v[i]) + 1);
@@ -1088,6 +1136,7 @@ int gk_emit_bwrap(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
         }
         gk_buf_putc(out, '\n');
     }
+    gk_strvec_free(&options);
     gk_bwrap_plan_free(&plan);
     return 0;
 }

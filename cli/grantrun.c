@@ -221,32 +221,121 @@ static char **command_env(const run_opts *o)
     return env;
 }
 
+static const struct option run_longopts[] = {
+    {"policy", required_argument, NULL, 'p'},
+    {"env", required_argument, NULL, OPT_ENV},
+    {"keep-env", no_argument, NULL, OPT_KEEP_ENV},
+    {"tty", no_argument, NULL, OPT_TTY},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"bwrap", required_argument, NULL, OPT_BWRAP},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"isolate", required_argument, NULL, OPT_ISOLATE},
+    {"grace-ms", required_argument, NULL, OPT_LATER},
+    {"memory", required_argument, NULL, OPT_MEMORY},
+    {"processes", required_argument, NULL, OPT_PROCESSES},
+    {"cpu", required_argument, NULL, OPT_CPU},
+    {"seed", required_argument, NULL, OPT_LATER},
+    {"root", required_argument, NULL, OPT_LATER},
+    {"fs-quota", required_argument, NULL, OPT_LATER},
+    {"fs-nodes", required_argument, NULL, OPT_LATER},
+    {"diff", required_argument, NULL, OPT_LATER},
+    {"diff-metadata", no_argument, NULL, OPT_LATER},
+    {"json", no_argument, NULL, OPT_LATER},
+    {"allow-degraded", no_argument, NULL, OPT_LATER},
+    {NULL, 0, NULL, 0},
+};
+
+/* No stray operand, a policy, a command: else say which is missing. */
+static bool operands_ok(const cli_cmd_args *args, int nopts, char **argv, const run_opts *o,
+                        size_t ncommand)
+{
+    if (args->first < nopts) {
+        cli_error("unexpected operand '%s' (policies go with -p, the command after '--')",
+                  argv[args->first]);
+        cli_usage_hint(NULL);
+        return false;
+    }
+    if (o->npolicies == 0) {
+        cli_error("missing -p FILE");
+        cli_usage_hint(NULL);
+        return false;
+    }
+    if (ncommand == 0) {
+        cli_error("missing the command after '--'");
+        cli_usage_hint(NULL);
+        return false;
+    }
+    return true;
+}
+
+/* gk_launch, its notes, description and message printed; returns
+ * grantrun's exit status. */
+static int launch_and_report(const grant_policy *policy, const gk_launch_opts *lo)
+{
+    grant_diags *notes = grant_diags_new();
+    gk_buf described = {0};
+    gk_launch_result result = {0};
+    int status = GK_RUN_FAILED;
+    int rc = gk_launch(policy, lo, notes, &described, &result);
+    /* Fidelity notes matter when reading the plan, not on every run. */
+    if (lo->dry_run)
+        cli_print_diags(notes);
+    grant_diags_free(notes);
+    if (rc < 0) {
+        cli_error("cannot run: %s%s", strerror(-rc),
+                  rc == -EINVAL ? " (compile for this host: no --target)" : "");
+    } else {
+        if (lo->dry_run && described.data)
+            cli_write_stream(stdout, described.data, described.len);
+        if (result.message)
+            cli_error("%s", result.message);
+        status = result.status;
+    }
+    gk_buf_free(&described);
+    gk_launch_result_clear(&result);
+    return status;
+}
+
+/* Run (or describe) the command under the compiled policy, with the
+ * pinned bubblewrap and the helper; returns grantrun's exit status. */
+static int run_command(const grant_policy *policy, const run_opts *o, char **command,
+                       size_t ncommand)
+{
+    int status = GK_RUN_FAILED;
+    char **env = command_env(o);
+    char *bwrap = o->bwrap ? strdup(o->bwrap)
+                           : gk_launch_find_program(policy, "bwrap", getenv("PATH"));
+    const char *helper = getenv("GRANTKIT_HELPER");
+    gk_launch_opts lo = {
+        .argv = command,
+        .argc = ncommand,
+        .env = (const char *const *)env,
+        .tty = o->tty,
+        .bwrap = bwrap,
+        .helper = helper && *helper ? helper : GK_HELPER_PATH,
+        .timeout_ms = o->timeout_ms,
+        .processes = o->processes,
+        .cpu_seconds = o->cpu_seconds,
+        .memory_bytes = o->memory_bytes,
+        .dry_run = o->dry_run,
+    };
+    if (!bwrap || bwrap[0] != '/')
+        cli_error("confinement unavailable: no bubblewrap (bwrap) on PATH; install it or pass "
+                  "--bwrap PATH; nothing ran");
+    else if (access(lo.helper, X_OK) < 0)
+        cli_error("confinement unavailable: no helper at %s; nothing ran", lo.helper);
+    else
+        status = launch_and_report(policy, &lo);
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
+    free(bwrap);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     cli_progname = "grantrun";
-    static const struct option longopts[] = {
-        {"policy", required_argument, NULL, 'p'},
-        {"env", required_argument, NULL, OPT_ENV},
-        {"keep-env", no_argument, NULL, OPT_KEEP_ENV},
-        {"tty", no_argument, NULL, OPT_TTY},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"bwrap", required_argument, NULL, OPT_BWRAP},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"isolate", required_argument, NULL, OPT_ISOLATE},
-        {"grace-ms", required_argument, NULL, OPT_LATER},
-        {"memory", required_argument, NULL, OPT_MEMORY},
-        {"processes", required_argument, NULL, OPT_PROCESSES},
-        {"cpu", required_argument, NULL, OPT_CPU},
-        {"seed", required_argument, NULL, OPT_LATER},
-        {"root", required_argument, NULL, OPT_LATER},
-        {"fs-quota", required_argument, NULL, OPT_LATER},
-        {"fs-nodes", required_argument, NULL, OPT_LATER},
-        {"diff", required_argument, NULL, OPT_LATER},
-        {"diff-metadata", no_argument, NULL, OPT_LATER},
-        {"json", no_argument, NULL, OPT_LATER},
-        {"allow-degraded", no_argument, NULL, OPT_LATER},
-        {NULL, 0, NULL, 0},
-    };
     /* The command after '--' is not ours: getopt must not see it. */
     int nopts = 1;
     while (nopts < argc && strcmp(argv[nopts], "--") != 0)
@@ -259,7 +348,7 @@ int main(int argc, char **argv)
     o.env_args = calloc((size_t)argc + 1, sizeof(char *));
     if (!o.policies || !o.env_args)
         abort();
-    const cli_cmd_spec spec = {NULL, usage_run, "p:", longopts, true, run_option, &o};
+    const cli_cmd_spec spec = {NULL, usage_run, "p:", run_longopts, true, run_option, &o};
     cli_cmd_args args;
     int status = cli_parse_command(&spec, nopts, argv, &args);
     if (status != CMD_RUN) {
@@ -269,80 +358,11 @@ int main(int argc, char **argv)
     }
     status = GK_RUN_FAILED;
     grant_policy *policy = NULL;
-    char **env = NULL;
-    char *bwrap = NULL;
-    gk_launch_result result = {0};
-    if (args.first < nopts) {
-        cli_error("unexpected operand '%s' (policies go with -p, the command after '--')",
-                  argv[args.first]);
-        cli_usage_hint(NULL);
-        goto out;
-    }
-    if (o.npolicies == 0) {
-        cli_error("missing -p FILE");
-        cli_usage_hint(NULL);
-        goto out;
-    }
-    if (!command || ncommand == 0) {
-        cli_error("missing the command after '--'");
-        cli_usage_hint(NULL);
-        goto out;
-    }
-    if (cli_compile_files(args.ctx, o.policies, o.npolicies, args.extends, args.nextends,
-                          &policy))
-        goto out;
-
-    env = command_env(&o);
-    bwrap = o.bwrap ? strdup(o.bwrap) : gk_launch_find_program(policy, "bwrap", getenv("PATH"));
-    if (!bwrap || bwrap[0] != '/') {
-        cli_error("confinement unavailable: no bubblewrap (bwrap) on PATH; install it or pass "
-                  "--bwrap PATH; nothing ran");
-        goto out;
-    }
-    const char *helper = getenv("GRANTKIT_HELPER");
-    gk_launch_opts lo = {
-        .argv = command,
-        .argc = ncommand,
-        .env = (const char *const *)env,
-        .tty = o.tty,
-        .bwrap = bwrap,
-        .helper = helper && *helper ? helper : GK_HELPER_PATH,
-        .timeout_ms = o.timeout_ms,
-        .processes = o.processes,
-        .cpu_seconds = o.cpu_seconds,
-        .memory_bytes = o.memory_bytes,
-        .dry_run = o.dry_run,
-    };
-    if (access(lo.helper, X_OK) < 0) {
-        cli_error("confinement unavailable: no helper at %s; nothing ran", lo.helper);
-        goto out;
-    }
-    grant_diags *notes = grant_diags_new();
-    gk_buf described = {0};
-    int rc = gk_launch(policy, &lo, notes, &described, &result);
-    /* Fidelity notes matter when reading the plan, not on every run. */
-    if (o.dry_run)
-        cli_print_diags(notes);
-    grant_diags_free(notes);
-    if (rc < 0) {
-        cli_error("cannot run: %s%s", strerror(-rc),
-                  rc == -EINVAL ? " (compile for this host: no --target)" : "");
-        gk_buf_free(&described);
-        goto out;
-    }
-    if (o.dry_run && described.data)
-        cli_write_stream(stdout, described.data, described.len);
-    gk_buf_free(&described);
-    if (result.message)
-        cli_error("%s", result.message);
-    status = result.status;
-out:
-    gk_launch_result_clear(&result);
+    if (operands_ok(&args, nopts, argv, &o, ncommand) &&
+        cli_compile_files(args.ctx, o.policies, o.npolicies, args.extends, args.nextends,
+                          &policy) == 0)
+        status = run_command(policy, &o, command, ncommand);
     grant_policy_free(policy);
-    for (size_t i = 0; env && env[i]; i++)
-        free(env[i]);
-    free(env);
-    free(bwrap);
     free(o.policies);
     free(o.env_args);
     cli_cmd_args_free(&args);

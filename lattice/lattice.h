@@ -224,5 +224,9 @@ GK_HIDDEN int gk_comparison_query(const grant_comparison *c, size_t i, int *kind
 /* ---- the policy (policy.c) ------------------------------------------ */
 GK_HIDDEN grant_policy *gk_policy_new(const grant_context *ctx);
 GK_HIDDEN void gk_policy_add_source(grant_policy *p, const char *file, const gk_source *src);
+/* The freeze context the policy was compiled in (borrowed from p): what a
+ * caller outside the library's core reads instead of reaching into
+ * struct grant_policy. */
+GK_HIDDEN const grant_context *gk_policy_context(const grant_policy *p);
 
 #endif

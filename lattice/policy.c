@@ -29,6 +29,11 @@ void gk_policy_add_source(grant_policy *p, const char *file, const gk_source *sr
     free(hex);
 }
 
+const grant_context *gk_policy_context(const grant_policy *p)
+{
+    return p->ctx;
+}
+
 void grant_policy_free(grant_policy *p)
 {
     if (!p)

@@ -56,7 +56,7 @@ void gk_launch_result_clear(gk_launch_result *r)
 char *gk_launch_find_program(const grant_policy *p, const char *name, const char *path_env)
 {
     char *walked = NULL, *canonical = NULL;
-    gk_walk_head(p->ctx, name, path_env, "/", &walked, &canonical);
+    gk_walk_head(gk_policy_context(p), name, path_env, "/", &walked, &canonical);
     free(canonical);
     return walked;
 }
@@ -328,95 +328,149 @@ static void remove_placeholders(const gk_bwrap_plan *plan)
     }
 }
 
-static void describe(gk_buf *d, const gk_strvec *args, const char *ruleset)
+/* ---- one launch, step by step ------------------------------------------ */
+
+/* What runs, kept in its parts until the last step renders them: bwrap's
+ * options (the plan's, the launcher's mounts in the plan's slot, the
+ * descriptors bwrap reads), then the helper and its options, then the
+ * command. */
+typedef struct invocation {
+    const gk_bwrap_plan *plan;
+    gk_strvec slot;           /* the launcher's mounts: the helper's bind */
+    gk_strvec fd_options;     /* --seccomp N --info-fd N */
+    const char *helper;       /* where the helper is inside the envelope */
+    gk_strvec helper_options; /* descriptors, noexec remounts, limits */
+    char *const *command;
+    size_t argc;
+} invocation;
+
+/* One launch's state: everything gk_launch builds, and frees in one place. */
+typedef struct envelope {
+    gk_projection *pr;
+    gk_bwrap_plan plan;
+    gk_ll_ruleset rs;
+    gk_buf ruleset;           /* the helper's Landlock input */
+    gk_strvec noexec;
+    invocation call;
+    int fds[NFDS];            /* at FD_ARGS.. in the child */
+    int bwrap_fd;
+    int status_pipe[2], info_pipe[2];
+} envelope;
+
+/* bwrap's options, as it reads them from FD_ARGS. */
+static void render_options(const invocation *c, gk_strvec *out)
 {
+    gk_bwrap_plan_options(c->plan, &c->slot, out);
+    gk_strvec_copy(out, &c->fd_options);
+}
+
+/* What bwrap runs: the helper, which runs the command. */
+static void render_helper(const invocation *c, gk_strvec *out)
+{
+    gk_strvec_push(out, c->helper);
+    gk_strvec_copy(out, &c->helper_options);
+    gk_strvec_push(out, "--");
+    for (size_t i = 0; i < c->argc; i++)
+        gk_strvec_push(out, c->command[i]);
+}
+
+/* The dry run's description: bwrap's arguments one a line as if all were
+ * on its command line, then the ruleset. */
+static void describe(gk_buf *d, const invocation *c, const char *ruleset)
+{
+    gk_strvec args = {0};
+    render_options(c, &args);
+    gk_strvec_push(&args, "--");
+    render_helper(c, &args);
     gk_buf_puts(d, "bwrap");
-    for (size_t i = 0; i < args->n; i++) {
+    for (size_t i = 0; i < args.n; i++) {
         gk_buf_puts(d, "\n  ");
-        gk_buf_puts(d, args->v[i]);
+        gk_buf_puts(d, args.v[i]);
     }
     gk_buf_puts(d, "\n# Landlock ruleset (helper input)\n");
     gk_buf_puts(d, ruleset);
+    gk_strvec_free(&args);
 }
 
-int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
-              gk_buf *described, gk_launch_result *out)
+/* 1. The gate decides before anything starts. Returns 1 when the command
+ * is admitted, 0 when out says why not, or -errno. */
+static int gate_first(const grant_policy *p, const gk_launch_opts *o, gk_launch_result *out)
 {
-    memset(out, 0, sizeof(*out));
-    if (!p || !o || !o->argv || o->argc == 0 || !o->bwrap || !o->helper)
-        return -EINVAL;
-    if (p->ctx->target != GRANT_TARGET_HOST)
-        return -EINVAL; /* paths frozen for another machine */
-
-    /* 1. The gate decides before anything starts. */
     grant_verdict *v = NULL;
     int rc = grant_check_exec(p, (const char *const *)o->argv, o->argc, env_get(o->env, "PATH"),
                               NULL, &v);
     if (rc < 0)
         return rc;
     grant_answer answer = grant_verdict_answer(v);
-    if (answer != GRANT_ALLOWED) {
+    if (answer == GRANT_NOT_FOUND) {
+        fail(out, GK_RUN_NOT_FOUND,
+             gk_printf("%s: the policy admits it, but no such program exists", o->argv[0]));
+    } else if (answer != GRANT_ALLOWED) {
         const char *rule = grant_verdict_rule(v), *origin = grant_verdict_origin(v);
-        if (answer == GRANT_NOT_FOUND)
-            fail(out, GK_RUN_NOT_FOUND,
-                 gk_printf("%s: the policy admits it, but no such program exists", o->argv[0]));
-        else
-            fail(out, GK_RUN_REFUSED,
-                 gk_printf("%s: refused by the policy: %s (%s)", o->argv[0], rule ? rule : "",
-                           origin ? origin : ""));
-        grant_verdict_free(v);
-        return 0;
+        fail(out, GK_RUN_REFUSED,
+             gk_printf("%s: refused by the policy: %s (%s)", o->argv[0], rule ? rule : "",
+                       origin ? origin : ""));
     }
     grant_verdict_free(v);
+    return answer == GRANT_ALLOWED;
+}
 
-    /* 2. The envelope: the plan, the ruleset, the remounts. */
-    gk_projection *pr = gk_projection_build(p);
+static void envelope_init(envelope *e)
+{
+    memset(e, 0, sizeof(*e));
+    for (int i = 0; i < NFDS; i++)
+        e->fds[i] = -1;
+    e->bwrap_fd = -1;
+    e->status_pipe[0] = e->status_pipe[1] = e->info_pipe[0] = e->info_pipe[1] = -1;
+}
+
+/* 2. The plan, the ruleset, the remounts. Returns false with out filled. */
+static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_opts *o,
+                          grant_diags *notes, gk_launch_result *out)
+{
+    e->pr = gk_projection_build(p);
     gk_launch_env le = {o->env, o->tty};
-    gk_emit_input in = {p, pr, "shell", &le};
-    gk_bwrap_plan plan;
-    gk_bwrap_plan_build(&in, notes, &plan);
-    gk_ll_ruleset rs;
-    gk_landlock_build_from(&in, &plan, notes, &rs);
-    gk_buf ll = {0};
-    gk_strvec noexec = {0}, args = {0};
-    int fds[NFDS] = {-1, -1, -1, -1, -1, -1}, bwrap_fd = -1, status_pipe[2] = {-1, -1};
-    int info_pipe[2] = {-1, -1};
-    char **tail = NULL; /* bwrap's own argv: "bwrap --args N -- ..." */
-    if (gk_landlock_helper_text(&rs, &ll) < 0) {
+    gk_emit_input in = {p, e->pr, "shell", &le};
+    gk_bwrap_plan_build(&in, notes, &e->plan);
+    gk_landlock_build_from(&in, &e->plan, notes, &e->rs);
+    if (gk_landlock_helper_text(&e->rs, &e->ruleset) < 0) {
         fail(out, GK_RUN_FAILED,
              gk_strdup("a region's path holds a newline, which the Landlock helper cannot "
                        "take: refusing to run without it"));
-        goto done;
+        return false;
     }
-    noexec_mounts(pr, &plan, &noexec);
+    noexec_mounts(e->pr, &e->plan, &e->noexec);
+    return true;
+}
 
+/* 3. What runs, field by field. */
+static void fill_invocation(envelope *e, const gk_launch_opts *o)
+{
+    invocation *c = &e->call;
+    c->plan = &e->plan;
     /* The helper is bound where the plan leaves room for a launcher's own
      * mounts; with the host root bound, it is already at its own path. */
-    const char *helper_at = pr->fs_restricted ? HELPER_IN_ENVELOPE : o->helper;
-    for (size_t k = 0; k <= plan.argv.n; k++) {
-        if (k == plan.insert_at && pr->fs_restricted) {
-            gk_strvec_push(&args, "--ro-bind");
-            gk_strvec_push(&args, o->helper);
-            gk_strvec_push(&args, HELPER_IN_ENVELOPE);
-        }
-        if (k < plan.argv.n)
-            gk_strvec_push(&args, plan.argv.v[k]);
+    if (e->pr->fs_restricted) {
+        gk_strvec_push(&c->slot, "--ro-bind");
+        gk_strvec_push(&c->slot, o->helper);
+        gk_strvec_push(&c->slot, HELPER_IN_ENVELOPE);
     }
-    gk_strvec_push(&args, "--seccomp");
-    gk_strvec_push_take(&args, gk_printf("%d", FD_SECCOMP));
-    gk_strvec_push(&args, "--info-fd");
-    gk_strvec_push_take(&args, gk_printf("%d", FD_INFO));
-    gk_strvec_push(&args, "--");
-    gk_strvec_push(&args, helper_at);
-    gk_strvec_push(&args, "--status-fd");
-    gk_strvec_push_take(&args, gk_printf("%d", FD_STATUS));
-    gk_strvec_push(&args, "--landlock-fd");
-    gk_strvec_push_take(&args, gk_printf("%d", FD_LANDLOCK));
-    gk_strvec_push(&args, "--seccomp-fd");
-    gk_strvec_push_take(&args, gk_printf("%d", FD_MOUNT_FILTER));
-    for (size_t i = 0; i < noexec.n; i++) {
-        gk_strvec_push(&args, "--noexec");
-        gk_strvec_push(&args, noexec.v[i]);
+    c->helper = e->pr->fs_restricted ? HELPER_IN_ENVELOPE : o->helper;
+    gk_strvec_push(&c->fd_options, "--seccomp");
+    gk_strvec_push_take(&c->fd_options, gk_printf("%d", FD_SECCOMP));
+    gk_strvec_push(&c->fd_options, "--info-fd");
+    gk_strvec_push_take(&c->fd_options, gk_printf("%d", FD_INFO));
+
+    gk_strvec *h = &c->helper_options;
+    gk_strvec_push(h, "--status-fd");
+    gk_strvec_push_take(h, gk_printf("%d", FD_STATUS));
+    gk_strvec_push(h, "--landlock-fd");
+    gk_strvec_push_take(h, gk_printf("%d", FD_LANDLOCK));
+    gk_strvec_push(h, "--seccomp-fd");
+    gk_strvec_push_take(h, gk_printf("%d", FD_MOUNT_FILTER));
+    for (size_t i = 0; i < e->noexec.n; i++) {
+        gk_strvec_push(h, "--noexec");
+        gk_strvec_push(h, e->noexec.v[i]);
     }
     const struct {
         const char *flag;
@@ -424,63 +478,115 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     } limits[] = {{"--nproc", o->processes}, {"--cpu", o->cpu_seconds}, {"--as", o->memory_bytes}};
     for (size_t i = 0; i < sizeof(limits) / sizeof(*limits); i++)
         if (limits[i].value > 0) {
-            gk_strvec_push(&args, limits[i].flag);
-            gk_strvec_push_take(&args, gk_printf("%ld", limits[i].value));
+            gk_strvec_push(h, limits[i].flag);
+            gk_strvec_push_take(h, gk_printf("%ld", limits[i].value));
         }
-    gk_strvec_push(&args, "--");
-    for (size_t i = 0; i < o->argc; i++)
-        gk_strvec_push(&args, o->argv[i]);
+    c->command = o->argv;
+    c->argc = o->argc;
+}
 
-    if (o->dry_run) {
-        if (described)
-            describe(described, &args, ll.data ? ll.data : "");
-        out->status = 0;
-        goto done;
-    }
+static bool prepare_failed(gk_launch_result *out, int fd)
+{
+    if (fd >= 0)
+        return false;
+    fail(out, GK_RUN_FAILED, gk_printf("cannot prepare the envelope: %s", strerror(-fd)));
+    return true;
+}
 
-    /* 3. Descriptors, then bwrap. */
-    /* Options through the descriptor; from "--" on, bwrap's own argv. */
-    size_t dashes = 0;
-    while (dashes < args.n && strcmp(args.v[dashes], "--") != 0)
-        dashes++;
+/* 4. bwrap's options through their descriptor, and its seccomp filter. */
+static bool bwrap_descriptors(envelope *e, gk_launch_result *out)
+{
+    gk_strvec options = {0};
+    render_options(&e->call, &options);
     gk_buf packed = {0};
-    for (size_t i = 0; i < dashes; i++)
-        gk_buf_add(&packed, args.v[i], strlen(args.v[i]) + 1);
-    tail = gk_calloc(args.n - dashes + 4, sizeof(*tail));
-    size_t nt = 0;
-    tail[nt++] = (char *)"bwrap";
-    tail[nt++] = (char *)"--args";
-    tail[nt++] = gk_printf("%d", FD_ARGS);
-    for (size_t i = dashes; i < args.n; i++)
-        tail[nt++] = args.v[i];
-    fds[0] = memfd_with("grantkit-bwrap-args", packed.data, packed.len);
+    for (size_t i = 0; i < options.n; i++)
+        gk_buf_add(&packed, options.v[i], strlen(options.v[i]) + 1);
+    e->fds[FD_ARGS - FD_ARGS] = memfd_with("grantkit-bwrap-args", packed.data, packed.len);
     gk_buf_free(&packed);
-    fds[1] = gk_seccomp_main_fd(pr->net);
-    fds[2] = memfd_with("grantkit-landlock", ll.data, ll.len);
-    fds[3] = gk_seccomp_mount_fd();
-    for (int i = 0; i < 4; i++)
-        if (fds[i] < 0) {
-            fail(out, GK_RUN_FAILED,
-                 gk_printf("cannot prepare the envelope: %s", strerror(-fds[i])));
-            goto done;
-        }
-    if (pipe2(status_pipe, O_CLOEXEC) < 0) {
+    gk_strvec_free(&options);
+    e->fds[FD_SECCOMP - FD_ARGS] = gk_seccomp_main_fd(e->pr->net);
+    return !prepare_failed(out, e->fds[FD_ARGS - FD_ARGS]) &&
+           !prepare_failed(out, e->fds[FD_SECCOMP - FD_ARGS]);
+}
+
+/* 5. The helper's: the Landlock ruleset, the mount filter, the status pipe. */
+static bool helper_descriptors(envelope *e, gk_launch_result *out)
+{
+    e->fds[FD_LANDLOCK - FD_ARGS] =
+        memfd_with("grantkit-landlock", e->ruleset.data, e->ruleset.len);
+    e->fds[FD_MOUNT_FILTER - FD_ARGS] = gk_seccomp_mount_fd();
+    if (prepare_failed(out, e->fds[FD_LANDLOCK - FD_ARGS]) ||
+        prepare_failed(out, e->fds[FD_MOUNT_FILTER - FD_ARGS]))
+        return false;
+    if (pipe2(e->status_pipe, O_CLOEXEC) < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot make the status pipe: %s", strerror(errno)));
-        goto done;
+        return false;
     }
-    fds[4] = status_pipe[1];
-    if (pipe2(info_pipe, O_CLOEXEC) < 0 ||
+    e->fds[FD_STATUS - FD_ARGS] = e->status_pipe[1];
+    return true;
+}
+
+/* 6. Where grantrun learns the envelope's first process and its own
+ * signals, and the pinned bwrap. */
+static bool spawn_descriptors(envelope *e, const gk_launch_opts *o, gk_launch_result *out)
+{
+    if (pipe2(e->info_pipe, O_CLOEXEC) < 0 ||
         (signal_pipe[0] < 0 && pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0)) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot make a pipe: %s", strerror(errno)));
-        goto done;
+        return false;
     }
-    fds[5] = info_pipe[1];
-    bwrap_fd = open(o->bwrap, O_PATH | O_CLOEXEC);
-    if (bwrap_fd < 0) {
+    e->fds[FD_INFO - FD_ARGS] = e->info_pipe[1];
+    e->bwrap_fd = open(o->bwrap, O_PATH | O_CLOEXEC);
+    if (e->bwrap_fd < 0) {
         fail(out, GK_RUN_FAILED,
              gk_printf("confinement unavailable: bubblewrap %s: %s", o->bwrap, strerror(errno)));
-        goto done;
+        return false;
     }
+    return true;
+}
+
+/* 8. What the helper reported and how bwrap ended, as grantrun's status. */
+static void relay_status(int st, bool timed_out, const char *report, const gk_launch_opts *o,
+                         gk_launch_result *out)
+{
+    bool started = gk_has_prefix(report, "started\n");
+    const char *after = started ? report + 8 : report;
+    size_t line = strcspn(after, "\n");
+    if (timed_out) {
+        fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
+    } else if (!started) {
+        fail(out, GK_RUN_FAILED,
+             gk_printf("confinement unavailable: bubblewrap could not set up the envelope "
+                       "(%s %d)",
+                       WIFEXITED(st) ? "exit status" : "signal",
+                       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st)));
+    } else if (gk_has_prefix(after, "setup ")) {
+        fail(out, GK_RUN_FAILED,
+             gk_printf("confinement failed, nothing ran: %.*s", (int)line - 6, after + 6));
+    } else if (gk_has_prefix(after, "exec ")) {
+        int err = atoi(after + 5);
+        const char *why = strchr(after + 5, ' ');
+        fail(out, err == ENOENT ? GK_RUN_NOT_FOUND : GK_RUN_REFUSED,
+             gk_printf("cannot execute%.*s", why ? (int)(line - (size_t)(why - after)) : 0,
+                       why ? why : ""));
+    } else {
+        out->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+}
+
+/* 7. Fork, execute the pinned bwrap, wait with signals forwarded; then 8. */
+static void spawn_and_wait(envelope *e, const gk_launch_opts *o, gk_launch_result *out)
+{
+    /* The last step: the argv bwrap is executed with. Options come through
+     * FD_ARGS; the helper and the command stay on the command line. */
+    gk_strvec argv = {0};
+    gk_strvec_push(&argv, "bwrap");
+    gk_strvec_push(&argv, "--args");
+    gk_strvec_push_take(&argv, gk_printf("%d", FD_ARGS));
+    gk_strvec_push(&argv, "--");
+    render_helper(&e->call, &argv);
+    char **tail = gk_calloc(argv.n + 1, sizeof(*tail));
+    memcpy(tail, argv.v, argv.n * sizeof(*tail));
 
     struct sigaction sa = {0}, old[sizeof(forwarded) / sizeof(*forwarded)];
     sa.sa_handler = note_signal;
@@ -489,65 +595,75 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
         sigaction(forwarded[i], &sa, &old[i]);
     pid_t pid = fork();
     if (pid == 0)
-        exec_bwrap(bwrap_fd, fds, tail);
+        exec_bwrap(e->bwrap_fd, e->fds, tail);
     if (pid < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot fork: %s", strerror(errno)));
     } else {
-        close(status_pipe[1]);
-        status_pipe[1] = fds[4] = -1;
-        close(info_pipe[1]);
-        info_pipe[1] = fds[5] = -1;
+        /* Only the envelope may hold the write ends: EOF then means it is done. */
+        close(e->status_pipe[1]);
+        e->status_pipe[1] = e->fds[FD_STATUS - FD_ARGS] = -1;
+        close(e->info_pipe[1]);
+        e->info_pipe[1] = e->fds[FD_INFO - FD_ARGS] = -1;
         bool timed_out;
-        int st = wait_child(pid, info_pipe[0], o->timeout_ms, &timed_out);
-        info_pipe[0] = -1; /* closed by wait_child at EOF, or below */
-        gk_autofree char *report = drain(status_pipe[0]);
-        bool started = gk_has_prefix(report, "started\n");
-        const char *after = started ? report + 8 : report;
-        size_t line = strcspn(after, "\n");
-        if (timed_out) {
-            fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
-        } else if (!started) {
-            fail(out, GK_RUN_FAILED,
-                 gk_printf("confinement unavailable: bubblewrap could not set up the envelope "
-                           "(%s %d)",
-                           WIFEXITED(st) ? "exit status" : "signal",
-                           WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st)));
-        } else if (gk_has_prefix(after, "setup ")) {
-            fail(out, GK_RUN_FAILED,
-                 gk_printf("confinement failed, nothing ran: %.*s", (int)line - 6, after + 6));
-        } else if (gk_has_prefix(after, "exec ")) {
-            int err = atoi(after + 5);
-            const char *why = strchr(after + 5, ' ');
-            fail(out, err == ENOENT ? GK_RUN_NOT_FOUND : GK_RUN_REFUSED,
-                 gk_printf("cannot execute%.*s", why ? (int)(line - (size_t)(why - after)) : 0,
-                           why ? why : ""));
-        } else {
-            out->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
+        int st = wait_child(pid, e->info_pipe[0], o->timeout_ms, &timed_out);
+        e->info_pipe[0] = -1; /* closed by wait_child */
+        gk_autofree char *report = drain(e->status_pipe[0]);
+        relay_status(st, timed_out, report, o, out);
     }
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
         sigaction(forwarded[i], &old[i], NULL);
-    remove_placeholders(&plan);
+    free(tail);
+    gk_strvec_free(&argv);
+}
 
-done:
-    if (tail) {
-        free(tail[2]);
-        free(tail);
-    }
+/* 9. Every descriptor, string and table the launch made. */
+static void envelope_free(envelope *e)
+{
     for (int i = 0; i < NFDS; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
-    if (info_pipe[0] >= 0)
-        close(info_pipe[0]);
-    if (status_pipe[0] >= 0)
-        close(status_pipe[0]);
-    if (bwrap_fd >= 0)
-        close(bwrap_fd);
-    gk_strvec_free(&args);
-    gk_strvec_free(&noexec);
-    gk_buf_free(&ll);
-    gk_landlock_free(&rs);
-    gk_bwrap_plan_free(&plan);
-    gk_projection_free(pr);
+        if (e->fds[i] >= 0)
+            close(e->fds[i]);
+    if (e->info_pipe[0] >= 0)
+        close(e->info_pipe[0]);
+    if (e->status_pipe[0] >= 0)
+        close(e->status_pipe[0]);
+    if (e->bwrap_fd >= 0)
+        close(e->bwrap_fd);
+    gk_strvec_free(&e->call.slot);
+    gk_strvec_free(&e->call.fd_options);
+    gk_strvec_free(&e->call.helper_options);
+    gk_strvec_free(&e->noexec);
+    gk_buf_free(&e->ruleset);
+    gk_landlock_free(&e->rs);
+    gk_bwrap_plan_free(&e->plan);
+    gk_projection_free(e->pr);
+}
+
+int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
+              gk_buf *described, gk_launch_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!p || !o || !o->argv || o->argc == 0 || !o->bwrap || !o->helper)
+        return -EINVAL;
+    if (gk_target_is_offline(gk_policy_context(p)))
+        return -EINVAL; /* paths frozen for another machine */
+    int rc = gate_first(p, o, out);
+    if (rc <= 0)
+        return rc;
+
+    envelope e;
+    envelope_init(&e);
+    if (plan_envelope(&e, p, o, notes, out)) {
+        fill_invocation(&e, o);
+        if (o->dry_run) {
+            if (described)
+                describe(described, &e.call, e.ruleset.data ? e.ruleset.data : "");
+            out->status = 0;
+        } else if (bwrap_descriptors(&e, out) && helper_descriptors(&e, out) &&
+                   spawn_descriptors(&e, o, out)) {
+            spawn_and_wait(&e, o, out);
+            remove_placeholders(&e.plan);
+        }
+    }
+    envelope_free(&e);
     return 0;
 }

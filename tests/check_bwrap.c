@@ -679,15 +679,18 @@ static void check_all(const grant_policy *p, const emitted *e, const char *what)
     grant_diags *d = grant_diags_new();
     gk_bwrap_plan plan;
     gk_bwrap_plan_build(&in, d, &plan);
-    assert_same_argv(&plan.argv, &vj, "plan vs json");
+    gk_strvec options = {0};
+    gk_bwrap_plan_options(&plan, NULL, &options);
+    assert_same_argv(&options, &vj, "plan vs json");
     /* A launcher's mounts go after the policy's, before masks and remount. */
-    ck_assert_uint_lt(plan.insert_at, plan.argv.n);
-    const char *at = plan.argv.v[plan.insert_at];
+    ck_assert_uint_gt(plan.late_options.n, 0);
+    const char *at = plan.late_options.v[0];
     ck_assert_msg(!strcmp(at, "--perms") || !strcmp(at, "--remount-ro") ||
                       !strcmp(at, "--chdir") ||
-                      (!strcmp(at, "--ro-bind") && !strcmp(plan.argv.v[plan.insert_at + 1],
-                                                           "/dev/null")),
-                  "%s: insert_at points at %s", what, at);
+                      (!strcmp(at, "--ro-bind") && plan.late_options.n > 1 &&
+                       !strcmp(plan.late_options.v[1], "/dev/null")),
+                  "%s: the late options start at %s", what, at);
+    gk_strvec_free(&options);
     gk_bwrap_plan_free(&plan);
     grant_diags_free(d);
     gk_projection_free(pr);
@@ -1242,16 +1245,15 @@ static void require_bwrap(void)
 static int run_plan(const gk_bwrap_plan *plan, const char *probe, bool unrestricted,
                     const char *const *cmd, char **out, char **err)
 {
-    gk_strvec v = {0};
+    gk_strvec v = {0}, slot = {0};
     gk_strvec_push(&v, BWRAP);
-    for (size_t i = 0; i < plan->argv.n; i++) {
-        if (i == plan->insert_at && probe && !unrestricted) {
-            gk_strvec_push(&v, "--ro-bind");
-            gk_strvec_push(&v, probe);
-            gk_strvec_push(&v, "/gk-probe");
-        }
-        gk_strvec_push(&v, plan->argv.v[i]);
+    if (probe && !unrestricted) {
+        gk_strvec_push(&slot, "--ro-bind");
+        gk_strvec_push(&slot, probe);
+        gk_strvec_push(&slot, "/gk-probe");
     }
+    gk_bwrap_plan_options(plan, &slot, &v);
+    gk_strvec_free(&slot);
     gk_strvec_push(&v, "--");
     for (size_t i = 0; cmd[i]; i++)
         gk_strvec_push(&v, cmd[i]);
@@ -1313,68 +1315,112 @@ static const char *const probe_paths[] = {
     "bin", "bin/victim", "outside",
 };
 
-static void check_launch(const grant_policy *p, const launch *L, const expect *want,
-                         const xexpect *xwant)
+/* The probe's command line: what it is asked, in order. r: every probe
+ * path; x: each exec expectation; m: every pinned dir and placeholder
+ * below the root (they must not move; a mask or re-bind below would go
+ * along and free its name), then the movable dir (a plain dir of a
+ * writable region may); u: every mask (no mask can be unmounted: bwrap
+ * started by root keeps every capability unless told to drop them), asked
+ * last because a success changes what later questions would see. */
+static void probe_questions(const gk_projection *pr, const gk_bwrap_plan *plan, const launch *L,
+                            const xexpect *xwant, const char *movable, gk_strvec *args)
 {
-    gk_projection *pr = gk_projection_build(p);
-    gk_emit_input in = {p, pr, "json", NULL};
-    grant_diags *notes = grant_diags_new();
-    gk_bwrap_plan plan;
-    gk_bwrap_plan_build(&in, notes, &plan);
-    bool unrestricted = !pr->fs_restricted;
-    gk_autofree char *before = snapshot(L->root);
-
-    /* /bin/true: the body runs. */
-    {
-        const char *cmd[] = {"/bin/true", NULL};
-        gk_autofree char *out = NULL, *err = NULL;
-        int st = run_plan(&plan, NULL, unrestricted, cmd, &out, &err);
-        ck_assert_msg(st == 0, "%s: bwrap ... -- /bin/true exited %d:\n%s", L->label, st, err);
-    }
-    /* The probe. */
-    gk_strvec args = {0};
-    gk_strvec_push(&args, unrestricted ? L->probe : "/gk-probe");
+    gk_strvec_push(args, pr->fs_restricted ? "/gk-probe" : L->probe);
     for (size_t i = 0; i < sizeof(probe_paths) / sizeof(*probe_paths); i++)
-        gk_strvec_push_take(&args, gk_printf("r:%s%s%s", L->root, *probe_paths[i] ? "/" : "",
-                                             probe_paths[i]));
+        gk_strvec_push_take(args, gk_printf("r:%s%s%s", L->root, *probe_paths[i] ? "/" : "",
+                                            probe_paths[i]));
     for (size_t i = 0; xwant && xwant[i].rel; i++)
-        gk_strvec_push_take(&args, gk_printf("x:%s/%s", L->root, xwant[i].rel));
-    /* Pinned dirs must not move (a mask or re-bind below would go along and
-     * free its name); a plain dir of a writable region may. */
+        gk_strvec_push_take(args, gk_printf("x:%s/%s", L->root, xwant[i].rel));
     gk_strvec pinned = {0};
     gk_strvec_copy(&pinned, &pr->pinned);
-    for (size_t i = 0; i < plan.placeholders.n; i++)
-        gk_strvec_push(&pinned, plan.placeholders.v[i]);
+    for (size_t i = 0; i < plan->placeholders.n; i++)
+        gk_strvec_push(&pinned, plan->placeholders.v[i]);
     gk_strvec_sort_unique(&pinned);
     for (size_t i = 0; i < pinned.n; i++)
         if (gk_path_within(pinned.v[i], L->root) && strcmp(pinned.v[i], L->root) != 0)
-            gk_strvec_push_take(&args, gk_printf("m:%s", pinned.v[i]));
-    gk_autofree char *movable = L->movable ? gk_path_join(L->root, L->movable) : NULL;
-    gk_strvec dests = {0};
-    for (size_t i = 0; i < plan.argv.n; i++) {
-        int n = nargs(plan.argv.v[i]);
-        if (n && is_mount_flag(plan.argv.v[i]) && strcmp(plan.argv.v[i], "--symlink") != 0)
-            gk_strvec_push(&dests, plan.argv.v[i + (size_t)n]);
+            gk_strvec_push_take(args, gk_printf("m:%s", pinned.v[i]));
+    gk_strvec_free(&pinned);
+    if (movable)
+        gk_strvec_push_take(args, gk_printf("m:%s", movable));
+    for (size_t i = 0; i < plan->masks.n; i++)
+        gk_strvec_push_take(args, gk_printf("u:%s", plan->masks.v[i]));
+}
+
+/* The destination of every mount in the plan's options, masks included
+ * (a symlink is no mount). */
+static void mount_dests(const gk_bwrap_plan *plan, gk_strvec *dests)
+{
+    gk_strvec options = {0};
+    gk_bwrap_plan_options(plan, NULL, &options);
+    for (size_t i = 0; i < options.n; i++) {
+        int n = nargs(options.v[i]);
+        if (n && is_mount_flag(options.v[i]) && strcmp(options.v[i], "--symlink") != 0)
+            gk_strvec_push(dests, options.v[i + (size_t)n]);
         i += (size_t)n;
     }
-    if (movable)
-        gk_strvec_push_take(&args, gk_printf("m:%s", movable));
-    /* No mask can be unmounted (bwrap started by root keeps every
-     * capability unless told to drop them). Asked last: a success changes
-     * what later questions would see. */
-    for (size_t i = 0; i < plan.masks.n; i++)
-        gk_strvec_push_take(&args, gk_printf("u:%s", plan.masks.v[i]));
-    const char **cmd = gk_calloc(args.n + 1, sizeof(*cmd));
-    for (size_t i = 0; i < args.n; i++)
-        cmd[i] = args.v[i];
-    gk_autofree char *out = NULL, *err = NULL;
-    int st = run_plan(&plan, L->probe, unrestricted, cmd, &out, &err);
-    free(cmd);
-    ck_assert_msg(st == 0, "%s: the probe exited %d:\n%s\n%s", L->label, st, out, err);
-    ck_assert_msg(gk_has_suffix(out, "ok\n"), "%s: the probe did not finish:\n%s", L->label,
-                  out);
+    gk_strvec_free(&options);
+}
 
-    /* Every answer within the gate's; the expectations met. */
+/* One answer "PATH r=R w=W [e=ENTRIES]": within the gate's, as expected. */
+static void check_access(const grant_policy *p, const launch *L, const expect *want,
+                         const gk_strvec *dests, char *const f[4], size_t nf)
+{
+    const char *path = f[0];
+    ck_assert_msg(nf >= 3 && gk_has_prefix(f[1], "r=") && gk_has_prefix(f[2], "w="),
+                  "%s: probe line for %s", L->label, path);
+    int r = atoi(f[1] + 2), w = atoi(f[2] + 2);
+    const char *entries = nf == 4 && gk_has_prefix(f[3], "e=") ? f[3] + 2 : "";
+    struct stat hst;
+    bool host_dir = stat(path, &hst) == 0 && S_ISDIR(hst.st_mode);
+    if (r && !host_dir) {
+        /* Readable means the host file's own bytes came out: a mask
+         * binds /dev/null, whatever this host keeps there. */
+        size_t hlen = 0;
+        gk_autofree char *hdata = gk_test_read(path, &hlen);
+        gk_buf hex = {0};
+        for (size_t k = 0; hdata && k < hlen && k < 32; k++)
+            gk_buf_printf(&hex, "%02x", (unsigned char)hdata[k]);
+        r = hex.data && strcmp(hex.data, entries) == 0;
+        gk_buf_free(&hex);
+    }
+    if (r && gate(p, GRANT_OP_READ, path) != GRANT_ALLOWED) {
+        /* A directory bwrap made in its own root to hold mountpoints
+         * lists only those: nothing of the host's directory. */
+        bool skeleton = host_dir && *entries != '\0';
+        gk_autofree char *copy = gk_strdup(entries);
+        for (char *s3 = NULL, *e = strtok_r(copy, "/", &s3); e && skeleton;
+             e = strtok_r(NULL, "/", &s3)) {
+            gk_autofree char *child = gk_path_join(path, e);
+            skeleton = false;
+            for (size_t k = 0; k < dests->n && !skeleton; k++)
+                skeleton = gk_path_within(dests->v[k], child);
+        }
+        ck_assert_msg(skeleton,
+                      "%s: %s is readable inside (entries '%s'), the gate denies reading it",
+                      L->label, path, entries);
+    }
+    if (w)
+        ck_assert_msg(gate(p, GRANT_OP_WRITE, path) == GRANT_ALLOWED,
+                      "%s: %s is writable inside, the gate denies writing it", L->label, path);
+    for (size_t i = 0; want && want[i].rel; i++) {
+        gk_autofree char *full = gk_path_join(L->root, want[i].rel);
+        if (strcmp(full, path) != 0)
+            continue;
+        if (want[i].r >= 0)
+            ck_assert_msg(r == want[i].r, "%s: read %s: %d, want %d", L->label, path, r,
+                          want[i].r);
+        if (want[i].w >= 0)
+            ck_assert_msg(w == want[i].w, "%s: write %s: %d, want %d", L->label, path, w,
+                          want[i].w);
+    }
+}
+
+/* Every answer of the probe (out, consumed) within the gate's; the
+ * expectations met. */
+static void check_answers(const grant_policy *p, const launch *L, const expect *want,
+                          const xexpect *xwant, const gk_strvec *dests, const char *movable,
+                          char *out)
+{
     size_t lines = 0, moves = 0;
     for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         if (strcmp(l, "ok") == 0)
@@ -1394,14 +1440,10 @@ static void check_launch(const grant_policy *p, const launch *L, const expect *w
             else
                 ck_assert_msg(m == 0, "%s: pinned dir %s can be renamed", L->label, path);
             moves++;
-            continue;
-        }
-        if (gk_has_prefix(f[1], "u=")) {
+        } else if (gk_has_prefix(f[1], "u=")) {
             ck_assert_msg(atoi(f[1] + 2) == 0, "%s: the mask at %s can be unmounted", L->label,
                           path);
-            continue;
-        }
-        if (gk_has_prefix(f[1], "x=")) {
+        } else if (gk_has_prefix(f[1], "x=")) {
             int x = atoi(f[1] + 2);
             for (size_t i = 0; xwant && xwant[i].rel; i++) {
                 gk_autofree char *full = gk_path_join(L->root, xwant[i].rel);
@@ -1409,60 +1451,48 @@ static void check_launch(const grant_policy *p, const launch *L, const expect *w
                     ck_assert_msg(x == xwant[i].x, "%s: exec %s: %d, want %d", L->label, path,
                                   x, xwant[i].x);
             }
-            continue;
-        }
-        ck_assert_msg(nf >= 3 && gk_has_prefix(f[1], "r=") && gk_has_prefix(f[2], "w="),
-                      "%s: probe line for %s", L->label, path);
-        int r = atoi(f[1] + 2), w = atoi(f[2] + 2);
-        const char *entries = nf == 4 && gk_has_prefix(f[3], "e=") ? f[3] + 2 : "";
-        struct stat hst;
-        bool host_dir = stat(path, &hst) == 0 && S_ISDIR(hst.st_mode);
-        if (r && !host_dir) {
-            /* Readable means the host file's own bytes came out: a mask
-             * binds /dev/null, whatever this host keeps there. */
-            size_t hlen = 0;
-            gk_autofree char *hdata = gk_test_read(path, &hlen);
-            gk_buf hex = {0};
-            for (size_t k = 0; hdata && k < hlen && k < 32; k++)
-                gk_buf_printf(&hex, "%02x", (unsigned char)hdata[k]);
-            r = hex.data && strcmp(hex.data, entries) == 0;
-            gk_buf_free(&hex);
-        }
-        if (r && gate(p, GRANT_OP_READ, path) != GRANT_ALLOWED) {
-            /* A directory bwrap made in its own root to hold mountpoints
-             * lists only those: nothing of the host's directory. */
-            bool skeleton = host_dir && *entries != '\0';
-            gk_autofree char *copy = gk_strdup(entries);
-            for (char *s3 = NULL, *e = strtok_r(copy, "/", &s3); e && skeleton;
-                 e = strtok_r(NULL, "/", &s3)) {
-                gk_autofree char *child = gk_path_join(path, e);
-                skeleton = false;
-                for (size_t k = 0; k < dests.n && !skeleton; k++)
-                    skeleton = gk_path_within(dests.v[k], child);
-            }
-            ck_assert_msg(skeleton,
-                          "%s: %s is readable inside (entries '%s'), the gate denies reading it",
-                          L->label, path, entries);
-        }
-        if (w)
-            ck_assert_msg(gate(p, GRANT_OP_WRITE, path) == GRANT_ALLOWED,
-                          "%s: %s is writable inside, the gate denies writing it", L->label, path);
-        for (size_t i = 0; want && want[i].rel; i++) {
-            gk_autofree char *full = gk_path_join(L->root, want[i].rel);
-            if (strcmp(full, path) != 0)
-                continue;
-            if (want[i].r >= 0)
-                ck_assert_msg(r == want[i].r, "%s: read %s: %d, want %d", L->label, path, r,
-                              want[i].r);
-            if (want[i].w >= 0)
-                ck_assert_msg(w == want[i].w, "%s: write %s: %d, want %d", L->label, path, w,
-                              want[i].w);
+        } else {
+            check_access(p, L, want, dests, f, nf);
         }
     }
     ck_assert_uint_ge(lines, sizeof(probe_paths) / sizeof(*probe_paths));
     ck_assert_msg(!L->min_moves || moves >= L->min_moves, "%s: only %zu rename probes", L->label,
                   moves);
-    gk_strvec_free(&pinned);
+}
+
+static void check_launch(const grant_policy *p, const launch *L, const expect *want,
+                         const xexpect *xwant)
+{
+    gk_projection *pr = gk_projection_build(p);
+    gk_emit_input in = {p, pr, "json", NULL};
+    grant_diags *notes = grant_diags_new();
+    gk_bwrap_plan plan;
+    gk_bwrap_plan_build(&in, notes, &plan);
+    bool unrestricted = !pr->fs_restricted;
+    gk_autofree char *before = snapshot(L->root);
+
+    /* /bin/true: the body runs. */
+    {
+        const char *cmd[] = {"/bin/true", NULL};
+        gk_autofree char *out = NULL, *err = NULL;
+        int st = run_plan(&plan, NULL, unrestricted, cmd, &out, &err);
+        ck_assert_msg(st == 0, "%s: bwrap ... -- /bin/true exited %d:\n%s", L->label, st, err);
+    }
+    /* The probe. */
+    gk_autofree char *movable = L->movable ? gk_path_join(L->root, L->movable) : NULL;
+    gk_strvec args = {0}, dests = {0};
+    probe_questions(pr, &plan, L, xwant, movable, &args);
+    mount_dests(&plan, &dests);
+    const char **cmd = gk_calloc(args.n + 1, sizeof(*cmd));
+    for (size_t i = 0; i < args.n; i++)
+        cmd[i] = args.v[i];
+    gk_autofree char *out = NULL, *err = NULL;
+    int st = run_plan(&plan, L->probe, unrestricted, cmd, &out, &err);
+    free(cmd);
+    ck_assert_msg(st == 0, "%s: the probe exited %d:\n%s\n%s", L->label, st, out, err);
+    ck_assert_msg(gk_has_suffix(out, "ok\n"), "%s: the probe did not finish:\n%s", L->label,
+                  out);
+    check_answers(p, L, want, xwant, &dests, movable, out);
     gk_strvec_free(&dests);
 
     /* Nothing left behind. */

@@ -606,16 +606,13 @@ START_TEST(emitted_plan_and_ruleset_confine_a_bundled_policy)
         {"/no/such/tool", 127, "exec 2 "},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-        gk_strvec argv = {0};
+        gk_strvec argv = {0}, slot = {0};
         gk_strvec_push(&argv, BWRAP);
-        for (size_t k = 0; k < plan.argv.n; k++) {
-            if (k == plan.insert_at) {
-                gk_strvec_push(&argv, "--ro-bind");
-                gk_strvec_push(&argv, e.helper);
-                gk_strvec_push(&argv, "/.grantkit-helper");
-            }
-            gk_strvec_push(&argv, plan.argv.v[k]);
-        }
+        gk_strvec_push(&slot, "--ro-bind");
+        gk_strvec_push(&slot, e.helper);
+        gk_strvec_push(&slot, "/.grantkit-helper");
+        gk_bwrap_plan_options(&plan, &slot, &argv);
+        gk_strvec_free(&slot);
         gk_strvec_push(&argv, "--");
         char *const command[] = {(char *)cases[i].cmd, (char *)"/etc/passwd", NULL};
         push_helper(&argv, "/.grantkit-helper", false, NULL, true, command);
