@@ -254,14 +254,185 @@ static char *host_canonical(const grant_context *ctx, const char *walked)
     return r ? r : NULL;
 }
 
-static void add_exec_queries(qset *qs, const grant_context *ctx, exec_material *m)
+/* ---- classes of interchangeable witnesses ---------------------------------
+ *
+ * Two names that every layer of both policies treats alike (the same
+ * admission and subcommands, the same veto, the same patterns hitting
+ * them) decide alike in every query, and so do two subcommand words that
+ * sit in exactly the same lists, and two files with the same rules, dirs
+ * and basename class. The cross products of the witness set (walked places
+ * x canonical files x words) take one representative per class, so a
+ * policy of 100,000 rules written alike costs about as much as one rule;
+ * every name still gets its own plain queries, so each differing name
+ * still has its own witness. */
+
+typedef struct compare_in {
+    const grant_policy *pol[2];
+    const gk_strvec *files; /* sorted */
+    const gk_strvec *places;
+} compare_in;
+
+static void sig_admit(gk_buf *b, const gk_admit *a)
 {
+    if (!a)
+        return;
+    gk_buf_putc(b, a->all ? '*' : 'A');
+    for (size_t k = 0; k < a->subs.n; k++) {
+        gk_buf_puts(b, a->subs.v[k]);
+        gk_buf_putc(b, '\x1f');
+    }
+}
+
+static char *name_sig(const compare_in *in, const char *n)
+{
+    /* A name that a place turns into a mentioned file is its own class. */
+    for (size_t d = 0; d < in->places->n; d++) {
+        gk_autofree char *p = gk_path_join(in->places->v[d], n);
+        if (gk_strvec_bsearch(in->files, p))
+            return gk_concat("\x1dunique:", n);
+    }
+    gk_buf b = {0};
+    for (int k = 0; k < 2; k++)
+        for (size_t l = 0; l < in->pol[k]->stack.n; l++) {
+            const gk_layer *f = in->pol[k]->stack.v[l];
+            gk_buf_putc(&b, '|');
+            if (!f->has_exec)
+                continue;
+            const gk_exec_dim *x = &f->exec;
+            sig_admit(&b, gk_admits_find(&x->names, n));
+            if (gk_entries_has(&x->veto_names, n))
+                gk_buf_putc(&b, 'V');
+            for (size_t i = 0; i < x->veto_match.n; i++)
+                if (gk_veto_pattern_hits(x, i, n, strlen(n), NULL))
+                    gk_buf_printf(&b, "P%zu,", i);
+        }
+    gk_buf_putc(&b, '\0');
+    return gk_buf_steal(&b, NULL);
+}
+
+static char *file_sig(const compare_in *in, const char *file)
+{
+    gk_buf b = {0};
+    for (int k = 0; k < 2; k++)
+        for (size_t l = 0; l < in->pol[k]->stack.n; l++) {
+            const gk_layer *f = in->pol[k]->stack.v[l];
+            gk_buf_putc(&b, '|');
+            if (!f->has_exec)
+                continue;
+            const gk_exec_dim *x = &f->exec;
+            sig_admit(&b, gk_admits_find(&x->files, file));
+            if (gk_entries_has(&x->veto_files, file))
+                gk_buf_putc(&b, 'V');
+            for (size_t i = 0; i < x->dirs.n; i++)
+                if (gk_path_within(file, x->dirs.v[i].key) && strcmp(file, x->dirs.v[i].key))
+                    gk_buf_printf(&b, "D%zu,", i);
+            for (size_t i = 0; i < x->veto_dirs.n; i++)
+                if (gk_path_within(file, x->veto_dirs.v[i].key) &&
+                    strcmp(file, x->veto_dirs.v[i].key))
+                    gk_buf_printf(&b, "W%zu,", i);
+        }
+    gk_autofree char *base = name_sig(in, gk_basename(file));
+    gk_buf_putc(&b, '#');
+    gk_buf_puts(&b, base);
+    return gk_buf_steal(&b, NULL);
+}
+
+typedef struct sig_item {
+    char *sig;
+    const char *item;
+} sig_item;
+
+static int sig_item_cmp(const void *a, const void *b)
+{
+    const sig_item *x = a, *y = b;
+    int c = strcmp(x->sig, y->sig);
+    return c ? c : gk_strcmp_bytes(x->item, y->item);
+}
+
+/* One representative (the bytewise first) of each class of sigs[i]; takes
+ * the signatures. The result is sorted. */
+static void pick_reps(sig_item *v, size_t n, gk_strvec *reps)
+{
+    qsort(v, n, sizeof(*v), sig_item_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(v[i].sig, v[i - 1].sig) != 0)
+            gk_strvec_push(reps, v[i].item);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(v[i].sig);
+    free(v);
+    gk_strvec_sort_unique(reps);
+}
+
+static void name_reps(const compare_in *in, const gk_strvec *names, gk_strvec *reps)
+{
+    sig_item *v = gk_calloc(names->n + 1, sizeof(*v));
+    for (size_t i = 0; i < names->n; i++)
+        v[i] = (sig_item){name_sig(in, names->v[i]), names->v[i]};
+    pick_reps(v, names->n, reps);
+}
+
+static void file_reps(const compare_in *in, const gk_strvec *files, gk_strvec *reps)
+{
+    sig_item *v = gk_calloc(files->n + 1, sizeof(*v));
+    for (size_t i = 0; i < files->n; i++)
+        v[i] = (sig_item){file_sig(in, files->v[i]), files->v[i]};
+    pick_reps(v, files->n, reps);
+}
+
+/* Words: each word's signature lists the admissions whose subcommand list
+ * holds it, gathered in one pass over the lists (words sorted). */
+static void word_reps(const compare_in *in, const gk_strvec *words, gk_strvec *reps)
+{
+    gk_buf *bufs = gk_calloc(words->n + 1, sizeof(*bufs));
+    for (int k = 0; k < 2; k++)
+        for (size_t l = 0; l < in->pol[k]->stack.n; l++) {
+            const gk_layer *f = in->pol[k]->stack.v[l];
+            if (!f->has_exec)
+                continue;
+            const gk_admits *lists[2] = {&f->exec.names, &f->exec.files};
+            for (int li = 0; li < 2; li++)
+                for (size_t i = 0; i < lists[li]->n; i++) {
+                    const gk_admit *a = &lists[li]->v[i];
+                    for (size_t s = 0; s < a->subs.n; s++) {
+                        const char *w = a->subs.v[s];
+                        size_t lo = 0, hi = words->n;
+                        while (lo < hi) {
+                            size_t mid = (lo + hi) / 2;
+                            int c = gk_strcmp_bytes(words->v[mid], w);
+                            if (c == 0)
+                                lo = hi = mid;
+                            else if (c < 0)
+                                lo = mid + 1;
+                            else
+                                hi = mid;
+                        }
+                        if (lo < words->n && strcmp(words->v[lo], w) == 0)
+                            gk_buf_printf(&bufs[lo], "%d.%zu.%d.%s\x1f", k, l, li, a->key);
+                    }
+                }
+        }
+    sig_item *v = gk_calloc(words->n + 1, sizeof(*v));
+    for (size_t i = 0; i < words->n; i++) {
+        if (!bufs[i].data)
+            gk_buf_puts(&bufs[i], "");
+        v[i] = (sig_item){gk_buf_steal(&bufs[i], NULL), words->v[i]};
+    }
+    free(bufs);
+    pick_reps(v, words->n, reps);
+}
+
+static void add_exec_queries(qset *qs, const grant_policy *const pol[2], exec_material *m)
+{
+    const grant_context *ctx = pol[0]->ctx;
     gk_strvec_sort_unique(&m->names);
     gk_strvec_sort_unique(&m->files);
     gk_strvec_sort_unique(&m->dirs);
     gk_strvec_sort_unique(&m->argv1);
     gk_strvec_push(&m->names, "gk-other");
     gk_strvec_push(&m->argv1, "gk-other");
+    gk_strvec_sort_unique(&m->names);
+    gk_strvec_sort_unique(&m->argv1);
 
     /* PATH entries are places a bare name may walk to. */
     gk_strvec places = {0};
@@ -275,6 +446,12 @@ static void add_exec_queries(qset *qs, const grant_context *ctx, exec_material *
     }
     gk_strvec_sort_unique(&places);
 
+    compare_in in = {{pol[0], pol[1]}, &m->files, &places};
+    gk_strvec names = {0}, files = {0}, words = {0};
+    name_reps(&in, &m->names, &names);
+    file_reps(&in, &m->files, &files);
+    word_reps(&in, &m->argv1, &words);
+
     /* Offline, a walked file may be a link to anything: let its canonical
      * file be itself (slot 0), each file mentioned, or a file carrying each
      * name mentioned (names and patterns veto by basename). On the host the
@@ -282,13 +459,13 @@ static void add_exec_queries(qset *qs, const grant_context *ctx, exec_material *
     gk_strvec canon = {0};
     gk_strvec_push(&canon, "");
     if (ctx->target != GRANT_TARGET_HOST) {
-        gk_strvec_copy(&canon, &m->files);
-        for (size_t i = 0; i < m->names.n; i++)
-            gk_strvec_push_take(&canon, gk_path_join("/gk-canonical", m->names.v[i]));
+        gk_strvec_copy(&canon, &files);
+        for (size_t i = 0; i < names.n; i++)
+            gk_strvec_push_take(&canon, gk_path_join("/gk-canonical", names.v[i]));
     }
 
-    for (size_t a = 0; a <= m->argv1.n; a++) {
-        const char *argv1 = a < m->argv1.n ? m->argv1.v[a] : NULL;
+    for (size_t a = 0; a <= words.n; a++) {
+        const char *argv1 = a < words.n ? words.v[a] : NULL;
         for (size_t i = 0; i < m->names.n; i++) {
             const char *n = m->names.v[i];
             char *walked = host_walk(ctx, n);
@@ -297,6 +474,9 @@ static void add_exec_queries(qset *qs, const grant_context *ctx, exec_material *
             free(walked);
             free(host_canon);
             q_add(qs, Q_EXEC, n, NULL, NULL, argv1);
+        }
+        for (size_t i = 0; i < names.n; i++) {
+            const char *n = names.v[i];
             for (size_t d = 0; d < places.n; d++) {
                 char *p = gk_path_join(places.v[d], n);
                 for (size_t c = 0; c < canon.n; c++) {
@@ -309,7 +489,8 @@ static void add_exec_queries(qset *qs, const grant_context *ctx, exec_material *
         }
         for (size_t i = 0; i < m->files.n; i++) {
             const char *f = m->files.v[i];
-            for (size_t c = 0; c < canon.n; c++) {
+            bool rep = gk_strvec_bsearch(&files, f);
+            for (size_t c = 0; c < (rep ? canon.n : 1); c++) {
                 const char *cf = c == 0 ? f : canon.v[c];
                 q_add(qs, Q_EXEC, f, f, cf, argv1);
                 q_add(qs, Q_EXEC, gk_basename(f), f, cf, argv1);
@@ -318,6 +499,9 @@ static void add_exec_queries(qset *qs, const grant_context *ctx, exec_material *
     }
     gk_strvec_free(&places);
     gk_strvec_free(&canon);
+    gk_strvec_free(&names);
+    gk_strvec_free(&files);
+    gk_strvec_free(&words);
 }
 
 static void collect(qset *qs, gk_strvec *paths, exec_material *m, const grant_policy *p)
@@ -399,7 +583,8 @@ int grant_compare(const grant_policy *a, const grant_policy *b, grant_comparison
         q_add(&qs, Q_READ, paths.v[i], NULL, NULL, NULL);
         q_add(&qs, Q_WRITE, paths.v[i], NULL, NULL, NULL);
     }
-    add_exec_queries(&qs, a->ctx, &m);
+    const grant_policy *const both[2] = {a, b};
+    add_exec_queries(&qs, both, &m);
     static const char *const gates[] = {"net", "shell.chdir", "editor.read", "editor.write",
                                         "editor.tui"};
     for (size_t i = 0; i < sizeof(gates) / sizeof(*gates); i++)
