@@ -130,7 +130,7 @@ GK_HIDDEN void gk_buf_free(gk_buf *b);
 
 /* Read a whole file. Returns 0 or -errno; *out is NUL-terminated. */
 GK_HIDDEN int gk_read_file(const char *path, char **out, size_t *len);
-/* Write atomically: temp file in the same directory, fsync, rename. */
+/* Write atomically; grant_write_file_atomic (grant.h) is this, exported. */
 GK_HIDDEN int gk_write_file_atomic(const char *path, const char *data, size_t len);
 
 #endif
