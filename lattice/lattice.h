@@ -146,10 +146,11 @@ GK_HIDDEN bool gk_regions_contain(const gk_regions *r, const char *p, bool both_
  * or -1. */
 GK_HIDDEN long gk_regions_first_real(const gk_regions *r, const char *key, size_t len);
 
-/* Build the layer of one validated AST: freezes every path (errors go to
- * diags). Returns NULL when any path failed to freeze. */
-GK_HIDDEN gk_layer *gk_layer_from_ast(const grant_context *ctx, const gk_file_ast *ast,
-                                      grant_diags *diags);
+/* Build the layer of one validated AST: freezes every path against cache
+ * (the compile's view of the host, freeze.h; NULL: uncached), errors to
+ * diags. Returns NULL when any path failed to freeze. */
+GK_HIDDEN gk_layer *gk_layer_from_ast(const grant_context *ctx, gk_resolve_cache *cache,
+                                      const gk_file_ast *ast, grant_diags *diags);
 
 /* ---- lattice ----------------------------------------------------------- */
 GK_HIDDEN void gk_stack_push(gk_stack *s, gk_layer *f);      /* takes f */
