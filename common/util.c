@@ -426,8 +426,9 @@ static int replace_file(const char *path, const char *data, size_t len)
     const char *base = slash ? slash + 1 : path;
     if (!*base)
         return -EISDIR;
-    gk_autofree char *dir = !slash ? gk_strdup(".") : slash == path ? gk_strdup("/")
-                                                                     : gk_strndup(path, (size_t)(slash - path));
+    gk_autofree char *dir = !slash         ? gk_strdup(".")
+                            : slash == path ? gk_strdup("/")
+                                            : gk_strndup(path, (size_t)(slash - path));
     struct stat st;
     bool existed = stat(path, &st) == 0;
     gk_autofree char *tmp = NULL;

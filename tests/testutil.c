@@ -234,7 +234,8 @@ void gk_test_golden(const char *path, const char *got, size_t len)
     size_t from = i > 60 ? i - 60 : 0;
     int gn = (int)(len - from < 160 ? len - from : 160);
     int wn = (int)(wlen - from < 160 ? wlen - from : 160);
-    ck_abort_msg("%s differs at line %zu (byte %zu; %zu bytes, golden %zu):\n got: ...%.*s\nwant: ...%.*s",
+    ck_abort_msg("%s differs at line %zu (byte %zu; %zu bytes, golden %zu):\n"
+                 " got: ...%.*s\nwant: ...%.*s",
                  path, line, i, len, wlen, gn, got + from, wn, want + from);
 }
 
