@@ -1,5 +1,6 @@
 /* cli_util.h - what grantkit's command-line programs share: messages,
- * reading input, writing output atomically, tiny JSON printing.
+ * reading input, writing output (atomic files: grant_write_file_atomic), tiny
+ * JSON printing.
  *
  * The programs link only the public libgrant API (grant/grant.h), so these
  * helpers stand on libc alone.
@@ -36,12 +37,6 @@ size_t cli_print_diags(const grant_diags *d);
  * -errno; *out is NUL-terminated and malloc'd. A NUL byte inside the text
  * is kept (the library reports it with a position). */
 int cli_read_input(const char *path, char **out, size_t *len);
-
-/* Write data to path atomically: a temporary file in the same directory,
- * fsync, rename over path, fsync the directory. An existing file keeps its
- * permission bits; a new one gets 0666 & ~umask. On failure nothing at
- * path changes and the temporary file is removed. Returns 0 or -errno. */
-int cli_write_atomic(const char *path, const char *data, size_t len);
 
 /* Write all bytes to a stream and flush it; 0 or -errno. */
 int cli_write_stream(FILE *f, const char *data, size_t len);

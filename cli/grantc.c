@@ -159,7 +159,7 @@ static int cmd_compile(int argc, char **argv)
         ir[len] = '\0';
     }
     if (o.output && strcmp(o.output, "-") != 0) {
-        rc = cli_write_atomic(o.output, ir, len);
+        rc = grant_write_file_atomic(o.output, ir, len);
         if (rc < 0)
             cli_error("cannot write '%s': %s", o.output,
                       rc == -ENXIO ? "a FIFO nobody reads" : strerror(-rc));
@@ -282,7 +282,7 @@ static int cmd_fmt(int argc, char **argv)
     } else if (in_place) {
         /* An unchanged file is not rewritten: its mtime means something to make. */
         if (outlen != len || memcmp(out, text, len) != 0) {
-            rc = cli_write_atomic(path, out, outlen);
+            rc = grant_write_file_atomic(path, out, outlen);
             if (rc < 0) {
                 cli_error("cannot write '%s': %s", path,
                           rc == -ENXIO ? "a FIFO nobody reads" : strerror(-rc));

@@ -1,5 +1,6 @@
 /* util.c - allocation, strings, vectors, buffers, file I/O. */
 #include "common/util.h"
+#include "grant/grant.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void gk_freep(void *pp)
@@ -394,59 +396,116 @@ const char *gk_read_strerror(int rc)
     }
 }
 
-int gk_write_file_atomic(const char *path, const char *data, size_t len)
+static int write_all(int fd, const char *data, size_t len)
 {
-    /* Renaming over a device (/dev/null) would replace it: write in place. */
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        /* O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of
-         * hanging; nothing is written then. */
-        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-            return -errno;
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-        int err = 0;
-        for (size_t off = 0; off < len;) {
-            ssize_t w = write(fd, data + off, len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0) {
-                err = -errno;
-                break;
-            }
-            off += (size_t)w;
-        }
-        close(fd);
-        return err;
-    }
-    gk_autofree char *tmp = gk_printf("%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return -errno;
-    int err = 0;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
+    while (len > 0) {
+        ssize_t w = write(fd, data, len);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            err = -errno;
-            break;
+            return -errno;
         }
-        off += (size_t)w;
+        data += w;
+        len -= (size_t)w;
     }
-    /* Keep the mode a plain file would get (mkstemp makes 0600). */
-    mode_t um = umask(0);
-    umask(um);
-    if (!err && fchmod(fd, 0666 & ~um) < 0)
+    return 0;
+}
+
+/* Not a regular file (/dev/null, a fifo, a terminal): renaming over it
+ * would replace the device itself, so write to it in place. */
+static int write_in_place(const char *path, const char *data, size_t len)
+{
+    /* O_NONBLOCK for the open only: a FIFO nobody reads fails (ENXIO)
+     * instead of hanging; the writes then block as usual. */
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return -errno;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    int err = write_all(fd, data, len);
+    if (close(fd) < 0 && !err)
         err = -errno;
+    return err;
+}
+
+/* A new temporary file DIR/.BASE.NNNNNNNN beside the target. O_EXCL with
+ * mode 0666 lets the kernel apply the umask (reading it would mean setting
+ * it, which races with other threads creating files); a name another writer
+ * holds is retried. Returns the fd or -errno, *tmp the name. */
+static int create_temp(const char *dir, const char *base, char **tmp)
+{
+    static unsigned counter;
+    for (int tries = 0; tries < 100; tries++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned n = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+        unsigned id = (unsigned)getpid() * 2654435761u ^ (unsigned)ts.tv_nsec ^ n * 40503u;
+        *tmp = gk_printf("%s/.%s.%08x", dir, base, id);
+        int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+        if (fd >= 0)
+            return fd;
+        int err = -errno;
+        free(*tmp);
+        *tmp = NULL;
+        if (err != -EEXIST)
+            return err;
+    }
+    return -EEXIST;
+}
+
+/* Write, fsync, rename over path, fsync the directory (the rename itself
+ * is durable then). path is a regular file or missing. */
+static int replace_file(const char *path, const char *data, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (!*base)
+        return -EISDIR;
+    gk_autofree char *dir = !slash         ? gk_strdup(".")
+                            : slash == path ? gk_strdup("/")
+                                            : gk_strndup(path, (size_t)(slash - path));
+    struct stat st;
+    bool existed = stat(path, &st) == 0;
+    gk_autofree char *tmp = NULL;
+    int fd = create_temp(dir, base, &tmp);
+    if (fd < 0)
+        return fd;
+    /* An existing file keeps its permission bits. */
+    int err = existed && fchmod(fd, st.st_mode & 07777) < 0 ? -errno : 0;
+    if (!err)
+        err = write_all(fd, data, len);
     if (!err && fsync(fd) < 0)
         err = -errno;
     if (close(fd) < 0 && !err)
         err = -errno;
     if (!err && rename(tmp, path) < 0)
         err = -errno;
-    if (err)
+    if (err) {
         unlink(tmp);
-    return err;
+        return err;
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+int gk_write_file_atomic(const char *path, const char *data, size_t len)
+{
+    if (!path || !*path || (!data && len))
+        return -EINVAL;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return write_in_place(path, data, len);
+    /* A symlink to a file: replace the file, keep the link. */
+    gk_autofree char *resolved = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        resolved = realpath(path, NULL);
+    return replace_file(resolved ? resolved : path, data, len);
+}
+
+int grant_write_file_atomic(const char *path, const char *data, size_t len)
+{
+    return gk_write_file_atomic(path, data, len);
 }

@@ -128,7 +128,6 @@ GK_HIDDEN void gk_buf_free(gk_buf *b);
         (arr)[(n)++] = (value);                                                 \
     } while (0)
 
-/* Read a whole file. Returns 0 or -errno; *out is NUL-terminated. */
 /* Read a policy input whole: a regular file ("-": standard input) of at
  * most GK_INPUT_MAX bytes, opened without blocking. -EISDIR, -EINVAL (not a
  * regular file: a FIFO, a device such as /dev/zero), -EFBIG (too large), or
@@ -136,7 +135,7 @@ GK_HIDDEN void gk_buf_free(gk_buf *b);
 #define GK_INPUT_MAX (64u << 20)
 GK_HIDDEN int gk_read_file(const char *path, char **out, size_t *len);
 GK_HIDDEN const char *gk_read_strerror(int rc);
-/* Write atomically: temp file in the same directory, fsync, rename. */
+/* Write atomically; grant_write_file_atomic (grant.h) is this, exported. */
 GK_HIDDEN int gk_write_file_atomic(const char *path, const char *data, size_t len);
 
 #endif

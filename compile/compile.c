@@ -35,6 +35,9 @@ typedef struct loader {
     unit **cache;
     size_t ncache, capcache;
     gk_strvec chain_keys, chain_names; /* files being loaded, outermost first */
+    /* One compile freezes against one moment's view of the host: what
+     * exists and what does not, dropped when the compile ends. */
+    gk_resolve_cache host;
 } loader;
 
 static void unit_free(unit *u)
@@ -186,7 +189,7 @@ static unit *load_ast_unit(loader *L, unit *u, const gk_file_ast *ast)
         }
         append_layers(&u->layers, &c->layers, c->layers.n);
     }
-    gk_layer *own = ok ? gk_layer_from_ast(L->ctx, ast, L->diags) : NULL;
+    gk_layer *own = ok ? gk_layer_from_ast(L->ctx, &L->host, ast, L->diags) : NULL;
     if (!own)
         ok = false;
     for (size_t i = 0; i < ast->nextends; i++) {
@@ -329,6 +332,7 @@ static void loader_free(loader *L)
     free(L->cache);
     gk_strvec_free(&L->chain_keys);
     gk_strvec_free(&L->chain_names);
+    gk_resolve_cache_free(&L->host);
 }
 
 /* The shared body of grant_compile and grant_compile_buffer. */
@@ -420,20 +424,6 @@ static int compile_units(const grant_context *ctx, const char *const *files, siz
     return 0;
 }
 
-/* One compile freezes against one moment's view of the host: a cache of
- * what exists and what does not, dropped when the compile ends. */
-static int compile_cached(const grant_context *ctx, const char *const *files, size_t nfiles,
-                          const char *buf_text, size_t buf_len, const char *const *extends,
-                          size_t nextends, grant_diags *diags, grant_policy **out)
-{
-    gk_resolve_cache cache = {0};
-    gk_freeze_cache_set(&cache);
-    int rc = compile_units(ctx, files, nfiles, buf_text, buf_len, extends, nextends, diags, out);
-    gk_freeze_cache_set(NULL);
-    gk_resolve_cache_free(&cache);
-    return rc;
-}
-
 int grant_compile(const grant_context *ctx, const char *const *files, size_t nfiles,
                   const char *const *extends, size_t nextends, grant_diags *diags,
                   grant_policy **out)
@@ -444,7 +434,7 @@ int grant_compile(const grant_context *ctx, const char *const *files, size_t nfi
         *out = NULL;
         return -EINVAL;
     }
-    return compile_cached(ctx, files, nfiles, NULL, 0, extends, nextends, diags, out);
+    return compile_units(ctx, files, nfiles, NULL, 0, extends, nextends, diags, out);
 }
 
 int grant_compile_buffer(const grant_context *ctx, const char *name, const char *text, size_t len,
@@ -453,5 +443,5 @@ int grant_compile_buffer(const grant_context *ctx, const char *name, const char 
     if (!out || !name || !text)
         return -EINVAL;
     const char *files[1] = {name};
-    return compile_cached(ctx, files, 1, text, len, NULL, 0, diags, out);
+    return compile_units(ctx, files, 1, text, len, NULL, 0, diags, out);
 }

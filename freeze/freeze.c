@@ -674,13 +674,6 @@ bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char
     return gk_pathmap_find(&c->entries, full, len, gk_fnv(full, len)) >= 0;
 }
 
-static __thread gk_resolve_cache *freeze_cache;
-
-void gk_freeze_cache_set(gk_resolve_cache *cache)
-{
-    freeze_cache = cache;
-}
-
 /* macOS: /tmp, /var and /etc are symlinks into /private; a profile for a
  * Mac must name the /private spelling the kernel checks. The table is the
  * one macOS ships; it is applied without looking at the local disk. */
@@ -688,13 +681,19 @@ static const char *const macos_aliases[] = {"/tmp", "/var", "/etc"};
 
 char *gk_canonicalize(const grant_context *ctx, const char *lexical)
 {
+    return gk_canonicalize_cached(ctx, lexical, NULL);
+}
+
+char *gk_canonicalize_cached(const grant_context *ctx, const char *lexical,
+                             gk_resolve_cache *cache)
+{
     if (!lexical)
         return NULL;
     switch (ctx->target) {
     case GRANT_TARGET_HOST:
         if (lexical[0] != '/')
             return NULL;
-        return resolve_host(lexical, freeze_cache);
+        return resolve_host(lexical, cache);
     case GRANT_TARGET_MACOS:
         /* Case is kept: APFS volumes may be case-sensitive, and Seatbelt
          * compares the bytes of the path it is given. */
@@ -766,8 +765,8 @@ static void unknown_sigil(grant_diags *diags, gk_loc loc, const grant_context *c
 
 /* Expand the sigil of word (already '\'-converted on windows) into an
  * absolute, not yet lexed path. -1 with a diagnostic on error. */
-static int expand_sigil(const grant_context *ctx, const char *word, gk_loc loc, grant_diags *diags,
-                        char **out)
+static int expand_sigil(const grant_context *ctx, gk_resolve_cache *cache, const char *word,
+                        gk_loc loc, grant_diags *diags, char **out)
 {
     const char *base = NULL;
     const char *rest = NULL;
@@ -842,8 +841,8 @@ static int expand_sigil(const grant_context *ctx, const char *word, gk_loc loc, 
             /* A hostile XDG_*_HOME (=/etc) would otherwise turn a rule
              * about the user's own files into one about the system's.
              * Compared on real spellings so a symlinked home still works. */
-            gk_autofree char *real_base = gk_canonicalize(ctx, base);
-            gk_autofree char *real_home = gk_canonicalize(ctx, ctx->home);
+            gk_autofree char *real_base = gk_canonicalize_cached(ctx, base, cache);
+            gk_autofree char *real_home = gk_canonicalize_cached(ctx, ctx->home, cache);
             bool inside = real_base && real_home ? gk_path_within(real_base, real_home)
                                                  : gk_path_within(base, ctx->home);
             if (!inside) {
@@ -874,8 +873,8 @@ static int expand_sigil(const grant_context *ctx, const char *word, gk_loc loc, 
     return 0;
 }
 
-int gk_freeze_lexical(const grant_context *ctx, const char *text, gk_loc loc, grant_diags *diags,
-                      char **out)
+int gk_freeze_lexical(const grant_context *ctx, gk_resolve_cache *cache, const char *text,
+                      gk_loc loc, grant_diags *diags, char **out)
 {
     *out = NULL;
     if (!text || !text[0]) {
@@ -897,7 +896,7 @@ int gk_freeze_lexical(const grant_context *ctx, const char *text, gk_loc loc, gr
     }
 
     gk_autofree char *expanded = NULL;
-    if (expand_sigil(ctx, word, loc, diags, &expanded) < 0)
+    if (expand_sigil(ctx, cache, word, loc, diags, &expanded) < 0)
         return -1;
     if (!gk_utf8_valid(expanded, strlen(expanded))) {
         gk_diag_add(diags, GK_ERROR, loc, NULL, "'%s' expands to a path that is not valid UTF-8", text);
@@ -916,14 +915,14 @@ int gk_freeze_lexical(const grant_context *ctx, const char *text, gk_loc loc, gr
     return 0;
 }
 
-int gk_freeze_path(const grant_context *ctx, const char *text, gk_loc loc, grant_diags *diags,
-                   gk_fpath *out)
+int gk_freeze_path(const grant_context *ctx, gk_resolve_cache *cache, const char *text, gk_loc loc,
+                   grant_diags *diags, gk_fpath *out)
 {
     out->path = out->real = NULL;
     gk_autofree char *path = NULL;
-    if (gk_freeze_lexical(ctx, text, loc, diags, &path) < 0)
+    if (gk_freeze_lexical(ctx, cache, text, loc, diags, &path) < 0)
         return -1;
-    char *real = gk_canonicalize(ctx, path);
+    char *real = gk_canonicalize_cached(ctx, path, cache);
     if (!real) {
         gk_diag_add(diags, GK_ERROR, loc, NULL,
                     "too many levels of symbolic links resolving '%s'", path);

@@ -8,7 +8,10 @@
  *      the local filesystem;
  * and keeps both spellings: `path` (after 2) and `real` (after 3).
  *
- * Ownership: grant_context owns its strings; gk_fpath owns path and real.
+ * Ownership: grant_context owns its strings; gk_fpath owns path and real;
+ * a gk_resolve_cache belongs to whoever declared it (one compile, one
+ * projection), is passed explicitly and freed with gk_resolve_cache_free:
+ * no resolution state is global or per thread.
  */
 #ifndef GK_FREEZE_H
 #define GK_FREEZE_H
@@ -53,21 +56,6 @@ typedef struct gk_fpath {
 GK_HIDDEN void gk_fpath_free(gk_fpath *p);
 GK_HIDDEN int gk_fpath_cmp(const gk_fpath *a, const gk_fpath *b); /* by real, then path */
 
-/* Freeze a path word written at loc. On error adds a diagnostic at loc
- * (with a hint: the nearest sigil name, "write ~/x" for a relative path...)
- * and returns -1; on success fills *out and returns 0. A trailing '/' is
- * dropped (the caller remembers dir-ness). */
-GK_HIDDEN int gk_freeze_path(const grant_context *ctx, const char *text, gk_loc loc,
-                             grant_diags *diags, gk_fpath *out);
-
-/* Steps 1 and 2 only (exec targets: admission reads spellings). */
-GK_HIDDEN int gk_freeze_lexical(const grant_context *ctx, const char *text, gk_loc loc,
-                                grant_diags *diags, char **out);
-
-/* Lexical normalisation of an absolute path: returns NULL when .. climbs
- * above the root. */
-GK_HIDDEN char *gk_lex_normalize(const char *abs);
-
 /* Resolve an absolute path on this host as the kernel would: each symlink
  * before a following '..', '..' at the root stays there, the missing tail
  * appended lexically. NULL on a symlink loop. For queries (the gate). */
@@ -93,12 +81,33 @@ GK_HIDDEN void gk_resolve_cache_free(gk_resolve_cache *cache);
  * has been asked about often) lacks name; the caller still stats a true. */
 GK_HIDDEN bool gk_resolve_cache_may_exist(gk_resolve_cache *cache, const char *dir,
                                           const char *name);
-/* While set (by one compile, on its thread), host canonicalisation in
- * freezing uses this cache: a policy of thousands of paths under a few
- * directories is frozen against one moment's view of the host. */
-GK_HIDDEN void gk_freeze_cache_set(gk_resolve_cache *cache);
 
-/* Step 3 on its own, for a lexically normal absolute path. */
+/* The freezing functions take the cache explicitly (NULL: resolve
+ * uncached): a compile owns one (compile.c), so a policy of thousands of
+ * paths under a few directories is frozen against one moment's view of the
+ * host, and nothing is remembered between compiles or shared between
+ * threads. Only host canonicalisation reads it. */
+
+/* Freeze a path word written at loc. On error adds a diagnostic at loc
+ * (with a hint: the nearest sigil name, "write ~/x" for a relative path...)
+ * and returns -1; on success fills *out and returns 0. A trailing '/' is
+ * dropped (the caller remembers dir-ness). */
+GK_HIDDEN int gk_freeze_path(const grant_context *ctx, gk_resolve_cache *cache, const char *text,
+                             gk_loc loc, grant_diags *diags, gk_fpath *out);
+
+/* Steps 1 and 2 only (exec targets: admission reads spellings); the cache
+ * serves the xdg: sigil's inside-home check. */
+GK_HIDDEN int gk_freeze_lexical(const grant_context *ctx, gk_resolve_cache *cache,
+                                const char *text, gk_loc loc, grant_diags *diags, char **out);
+
+/* Lexical normalisation of an absolute path: returns NULL when .. climbs
+ * above the root. */
+GK_HIDDEN char *gk_lex_normalize(const char *abs);
+
+/* Step 3 on its own, for a lexically normal absolute path (uncached: a
+ * single query), and with the caller's cache. */
 GK_HIDDEN char *gk_canonicalize(const grant_context *ctx, const char *lexical);
+GK_HIDDEN char *gk_canonicalize_cached(const grant_context *ctx, const char *lexical,
+                                       gk_resolve_cache *cache);
 
 #endif

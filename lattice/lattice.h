@@ -164,10 +164,11 @@ GK_HIDDEN int gk_pattern_match(const void *code, const char *s, size_t len, void
 GK_HIDDEN bool gk_veto_pattern_hits(const gk_exec_dim *x, size_t i, const char *s, size_t len,
                                     bool *gave_up);
 
-/* Build the layer of one validated AST: freezes every path (errors go to
- * diags). Returns NULL when any path failed to freeze. */
-GK_HIDDEN gk_layer *gk_layer_from_ast(const grant_context *ctx, const gk_file_ast *ast,
-                                      grant_diags *diags);
+/* Build the layer of one validated AST: freezes every path against cache
+ * (the compile's view of the host, freeze.h; NULL: uncached), errors to
+ * diags. Returns NULL when any path failed to freeze. */
+GK_HIDDEN gk_layer *gk_layer_from_ast(const grant_context *ctx, gk_resolve_cache *cache,
+                                      const gk_file_ast *ast, grant_diags *diags);
 
 /* ---- lattice ----------------------------------------------------------- */
 GK_HIDDEN void gk_stack_push(gk_stack *s, gk_layer *f);      /* takes f */

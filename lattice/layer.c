@@ -498,8 +498,8 @@ static char *stem_of(const char *file)
     return dot && dot != b ? gk_strndup(b, (size_t)(dot - b)) : gk_strdup(b);
 }
 
-static bool add_exec_rule(gk_layer *f, const grant_context *ctx, const gk_exec_rule *r,
-                          grant_diags *diags)
+static bool add_exec_rule(gk_layer *f, const grant_context *ctx, gk_resolve_cache *cache,
+                          const gk_exec_rule *r, grant_diags *diags)
 {
     bool ok = true;
     gk_autofree char *origin = gk_loc_origin(r->loc);
@@ -510,7 +510,7 @@ static bool add_exec_rule(gk_layer *f, const grant_context *ctx, const gk_exec_r
         const gk_target *tg = &r->targets[t];
         char *key = NULL;
         if (tg->kind == GK_T_PATH || tg->kind == GK_T_DIR) {
-            if (gk_freeze_lexical(ctx, tg->word.text, tg->word.loc, diags, &key) < 0) {
+            if (gk_freeze_lexical(ctx, cache, tg->word.text, tg->word.loc, diags, &key) < 0) {
                 ok = false;
                 continue;
             }
@@ -539,7 +539,7 @@ static bool add_exec_rule(gk_layer *f, const grant_context *ctx, const gk_exec_r
              * canonical spelling is a second entry; admission stays with
              * the spelling as written. */
             if (tg->kind == GK_T_PATH || tg->kind == GK_T_DIR) {
-                char *canon = gk_canonicalize(ctx, key);
+                char *canon = gk_canonicalize_cached(ctx, key, cache);
                 if (canon && strcmp(canon, key) != 0)
                     gk_entries_add(dst, canon, origin);
                 free(canon);
@@ -551,8 +551,8 @@ static bool add_exec_rule(gk_layer *f, const grant_context *ctx, const gk_exec_r
     return ok;
 }
 
-static bool add_fs_rule(gk_layer *f, const grant_context *ctx, const gk_fs_rule *r,
-                        grant_diags *diags)
+static bool add_fs_rule(gk_layer *f, const grant_context *ctx, gk_resolve_cache *cache,
+                        const gk_fs_rule *r, grant_diags *diags)
 {
     bool ok = true;
     gk_autofree char *origin = gk_loc_origin(r->loc);
@@ -564,7 +564,7 @@ static bool add_fs_rule(gk_layer *f, const grant_context *ctx, const gk_fs_rule 
         f->fs.restricted = true;
     for (size_t i = 0; i < r->npaths; i++) {
         gk_fpath p = {0};
-        if (gk_freeze_path(ctx, r->paths[i].text, r->paths[i].loc, diags, &p) < 0) {
+        if (gk_freeze_path(ctx, cache, r->paths[i].text, r->paths[i].loc, diags, &p) < 0) {
             ok = false;
             continue;
         }
@@ -574,7 +574,8 @@ static bool add_fs_rule(gk_layer *f, const grant_context *ctx, const gk_fs_rule 
     return ok;
 }
 
-gk_layer *gk_layer_from_ast(const grant_context *ctx, const gk_file_ast *ast, grant_diags *diags)
+gk_layer *gk_layer_from_ast(const grant_context *ctx, gk_resolve_cache *cache,
+                            const gk_file_ast *ast, grant_diags *diags)
 {
     gk_layer *f = gk_layer_new();
     bool ok = true;
@@ -586,12 +587,12 @@ gk_layer *gk_layer_from_ast(const grant_context *ctx, const gk_file_ast *ast, gr
     /* `exec { }` admits nothing: an empty section restricts. */
     f->exec.has_allow = ast->has_exec && ast->nexec == 0;
     for (size_t i = 0; i < ast->nexec; i++)
-        ok &= add_exec_rule(f, ctx, &ast->exec[i], diags);
+        ok &= add_exec_rule(f, ctx, cache, &ast->exec[i], diags);
 
     f->has_fs = ast->has_fs;
     f->fs.restricted = ast->has_fs && ast->nfs == 0;
     for (size_t i = 0; i < ast->nfs; i++)
-        ok &= add_fs_rule(f, ctx, &ast->fs[i], diags);
+        ok &= add_fs_rule(f, ctx, cache, &ast->fs[i], diags);
 
     f->net = tri_of(ast->net.value);
     f->has_shell = ast->has_shell;

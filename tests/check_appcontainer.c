@@ -246,12 +246,6 @@ END_TEST
 
 /* ---- compile and emit ------------------------------------------------------------ */
 
-static bool regen(void)
-{
-    const char *r = getenv("GK_REGEN");
-    return r && strcmp(r, "1") == 0;
-}
-
 static grant_context *ctx_windows(bool implicit)
 {
     grant_context *ctx = NULL;
@@ -341,32 +335,6 @@ static json_t *parse_json(const char *text)
 
 /* ---- goldens ------------------------------------------------------------------------ */
 
-static void assert_same_text(const char *what, const char *got, const char *want)
-{
-    if (strcmp(got, want) == 0)
-        return;
-    size_t i = 0, line = 1;
-    while (got[i] && got[i] == want[i])
-        line += got[i++] == '\n';
-    size_t from = i > 60 ? i - 60 : 0;
-    ck_abort_msg("%s differs at line %zu:\n got: ...%.160s\nwant: ...%.160s", what, line,
-                 got + from, want + from);
-}
-
-/* Compare with a golden file, or rewrite it under GK_REGEN=1. */
-static void golden(const char *path, const char *got)
-{
-    if (regen()) {
-        gk_autofree char *dir = gk_path_parent(path);
-        mkdir(dir, 0777);
-        ck_assert_int_eq(gk_write_file_atomic(path, got, strlen(got)), 0);
-        return;
-    }
-    gk_autofree char *want = gk_test_read(path, NULL);
-    ck_assert_msg(want != NULL, "missing golden %s (run with GK_REGEN=1)", path);
-    assert_same_text(path, got, want);
-}
-
 static bool directly_in(const char *file, const char *dir)
 {
     gk_autofree char *parent = gk_path_parent(file);
@@ -434,8 +402,8 @@ START_TEST(test_goldens)
         gk_autofree char *base = golden_base(files.v[i]);
         gk_autofree char *g1 = gk_printf("%s.json", base);
         gk_autofree char *g2 = gk_printf("%s.ps1", base);
-        golden(g1, json);
-        golden(g2, ps);
+        gk_test_golden_text(g1, json);
+        gk_test_golden_text(g2, ps);
         grant_policy_free(p);
     }
     /* Bundled (3) and the cases (8) at least. */

@@ -51,36 +51,10 @@
 
 #define BWRAP "/usr/bin/bwrap"
 
-static bool regen(void)
-{
-    const char *r = getenv("GK_REGEN");
-    return r && strcmp(r, "1") == 0;
-}
-
 static char *data_path(const char *rel)
 {
     gk_autofree char *d = gk_test_path("tests/data/bwrap");
     return gk_path_join(d, rel);
-}
-
-/* Compare bytes with a golden file, or rewrite it under GK_REGEN=1. */
-static void golden(const char *path, const char *got, size_t len)
-{
-    if (regen()) {
-        ck_assert_int_eq(gk_write_file_atomic(path, got, len), 0);
-        return;
-    }
-    size_t wlen = 0;
-    gk_autofree char *want = gk_test_read(path, &wlen);
-    ck_assert_msg(want != NULL, "missing golden %s (run with GK_REGEN=1)", path);
-    size_t i = 0;
-    while (i < len && i < wlen && got[i] == want[i])
-        i++;
-    if (i == len && i == wlen)
-        return;
-    size_t from = i > 60 ? i - 60 : 0;
-    ck_abort_msg("%s differs at byte %zu:\n got: ...%.160s\nwant: ...%.160s", path, i,
-                 got + from, want + from);
 }
 
 static char *replace_all(const char *s, const char *from, const char *to)
@@ -737,7 +711,7 @@ static void golden_all(const char *stem, const emitted *e, const char *root, con
         gk_autofree char *rel = gk_printf("golden/%s%s", stem, outs[i].suffix);
         gk_autofree char *path = data_path(rel);
         gk_autofree char *text = unroot(outs[i].text, root, base);
-        golden(path, text, strlen(text));
+        gk_test_golden_text(path, text);
     }
     /* argv0 keeps its NULs: substitute argument by argument. */
     gk_buf b = {0};
@@ -749,7 +723,7 @@ static void golden_all(const char *stem, const emitted *e, const char *root, con
     }
     gk_autofree char *rel = gk_printf("golden/%s.bwrap.argv0", stem);
     gk_autofree char *path = data_path(rel);
-    golden(path, b.data ? b.data : "", b.len);
+    gk_test_golden(path, b.data ? b.data : "", b.len);
     gk_buf_free(&b);
 }
 

@@ -1,7 +1,7 @@
 /* check_fmt.c - the canonical printers.
  *
  * Golden files: tests/data/fmt/NAME.grant -> NAME.fmt.grant (fmt, comments
- * kept) and NAME.fmt.yaml (--to yaml). GK_UPDATE_EXPECTED=1 rewrites them
+ * kept) and NAME.fmt.yaml (--to yaml). GK_REGEN=1 (gk_test_golden) rewrites them
  * (review the diff before committing).
  *
  * Properties over every .grant file under tests/data (except error and
@@ -91,12 +91,7 @@ static char *read_src(const char *path)
 static void check_golden(const char *got, const char *base, const char *suffix)
 {
     gk_autofree char *path = gk_printf("%s%s", base, suffix);
-    if (getenv("GK_UPDATE_EXPECTED"))
-        ck_assert_int_eq(gk_write_file_atomic(path, got, strlen(got)), 0);
-    gk_autofree char *want = gk_test_read(path, NULL);
-    ck_assert_msg(want != NULL, "missing %s", path);
-    ck_assert_msg(strcmp(got, want) == 0, "%s:\n--- got ---\n%s--- want ---\n%s", rel_name(path),
-                  got, want);
+    gk_test_golden_text(path, got);
 }
 
 START_TEST(test_golden)

@@ -360,7 +360,7 @@ START_TEST(test_freeze_table)
     char *want_msg = subst(c->message);
     char *want_hint = subst(c->hint);
     gk_fpath fp = {0};
-    int rc = gk_freeze_path(ctx, word, (gk_loc){0}, d, &fp);
+    int rc = gk_freeze_path(ctx, NULL, word, (gk_loc){0}, d, &fp);
     if (want_path) {
         ck_assert_msg(rc == 0, "row %d '%s': unexpected error: %s", _i, word,
                       grant_diags_count(d) ? grant_diags_message(d, 0) : "(no diagnostic)");
@@ -371,7 +371,7 @@ START_TEST(test_freeze_table)
                       word, fp.real, want_real);
         /* Steps 1-2 alone give the same path and never fail where 1-3 pass. */
         char *lex = NULL;
-        ck_assert_int_eq(gk_freeze_lexical(ctx, word, (gk_loc){0}, d, &lex), 0);
+        ck_assert_int_eq(gk_freeze_lexical(ctx, NULL, word, (gk_loc){0}, d, &lex), 0);
         ck_assert_str_eq(lex, want_path);
         free(lex);
         gk_fpath_free(&fp);
@@ -516,11 +516,11 @@ START_TEST(test_xdg_follows_home)
     /* The environment's cache dir is now outside home: refused at use. */
     grant_diags *d = grant_diags_new();
     gk_fpath fp = {0};
-    ck_assert_int_eq(gk_freeze_path(ctx, "xdg:cache/x", (gk_loc){0}, d, &fp), -1);
+    ck_assert_int_eq(gk_freeze_path(ctx, NULL, "xdg:cache/x", (gk_loc){0}, d, &fp), -1);
     ck_assert_str_eq(grant_diags_message(d, 0),
                      "xdg:cache resolves to '/elsewhere/cache', outside home '/h3'; refusing "
                      "(XDG_CACHE_HOME?)");
-    ck_assert_int_eq(gk_freeze_path(ctx, "xdg:config/x", (gk_loc){0}, d, &fp), 0);
+    ck_assert_int_eq(gk_freeze_path(ctx, NULL, "xdg:config/x", (gk_loc){0}, d, &fp), 0);
     ck_assert_str_eq(fp.path, "/h3/.config/x");
     gk_fpath_free(&fp);
     /* A profile for another host does not inherit this host's XDG_*_HOME;
@@ -713,7 +713,7 @@ START_TEST(test_host_lexical_keeps_links)
     char *word = gk_printf("%s/dirlink/", tree);
     char *want = gk_printf("%s/dirlink", tree);
     char *out = NULL;
-    ck_assert_int_eq(gk_freeze_lexical(ctx, word, (gk_loc){0}, d, &out), 0);
+    ck_assert_int_eq(gk_freeze_lexical(ctx, NULL, word, (gk_loc){0}, d, &out), 0);
     ck_assert_str_eq(out, want);
     free(out);
     free(word);
@@ -748,7 +748,7 @@ START_TEST(test_diag_position)
     gk_loc loc = {src, (uint32_t)(at - text), (uint32_t)(at - text + strlen("xdg:cofnig/x"))};
     grant_diags *d = grant_diags_new();
     gk_fpath fp = {0};
-    ck_assert_int_eq(gk_freeze_path(ctx, "xdg:cofnig/x", loc, d, &fp), -1);
+    ck_assert_int_eq(gk_freeze_path(ctx, NULL, "xdg:cofnig/x", loc, d, &fp), -1);
     char *r = grant_diags_render(d, 0);
     ck_assert_msg(strstr(r, "t.grant:2:13: error: unknown sigil 'xdg:cofnig'\n") == r, "%s", r);
     ck_assert_msg(strstr(r, "fs { read xdg:cofnig/x; }") != NULL, "%s", r);

@@ -918,133 +918,172 @@ static const char *const common_programs[] = {"bash", "sh", "zsh", "python", "py
                                               "python3.11", "perl", "perl5", "node", "sudo",
                                               "env", "gk-unlisted"};
 
-static void check_projection(const char *file, const char *dir, gk_buf *report, size_t *bad,
-                             size_t *checked)
+/* One policy's comparison of projection and gate: what it is asked about,
+ * and where disagreements are counted and described. */
+typedef struct proj_check {
+    const char *file, *dir; /* the policy; the scratch tree (cwd, home, PATH) */
+    grant_policy *p;
+    gk_projection *pr;
+    gk_strvec names, xfiles, dirs, subs; /* what its exec sections can name */
+    gk_buf *report;
+    size_t *bad, *checked;
+} proj_check;
+
+/* Count one check; the report to describe it in when it disagreed. */
+static gk_buf *disagree(proj_check *c)
+{
+    (*c->bad)++;
+    return c->report;
+}
+
+/* Compile file for this host inside the scratch tree (its policies/ on
+ * the policy path). */
+static grant_policy *compile_in_scratch(const char *file, const char *dir)
 {
     grant_context *ctx = host_context(dir, dir, true);
-    char *pp = gk_path_join(dir, "policies");
+    gk_autofree char *pp = gk_path_join(dir, "policies");
     ck_assert_int_eq(grant_context_set_policy_path(ctx, pp), 0);
     grant_diags *d = grant_diags_new();
     grant_policy *p = NULL;
     const char *files[] = {file};
     int rc = grant_compile(ctx, files, 1, NULL, 0, d, &p);
     ck_assert_msg(rc == 0 && p, "%s does not compile:\n%s", file, gk_test_render_diags(d));
+    grant_diags_free(d);
+    grant_context_free(ctx);
+    return p;
+}
 
-    /* The commands the policy can name, made real on the fake PATH. */
-    gk_strvec names = {0}, xfiles = {0}, dirs = {0}, subs = {0};
-    collect_exec(p, &names, &xfiles, &dirs, &subs);
+/* The commands the policy can name (and the common ones), made real on
+ * the fake PATH; the regions under the scratch dir made to exist, so
+ * symlinks to them resolve. Before the projection that is checked. */
+static void make_host(proj_check *c)
+{
+    collect_exec(c->p, &c->names, &c->xfiles, &c->dirs, &c->subs);
     for (size_t i = 0; i < sizeof common_programs / sizeof *common_programs; i++)
-        gk_strvec_push(&names, common_programs[i]);
-    gk_strvec_sort_unique(&names);
-    for (size_t i = 0; i < names.n; i++) {
-        char *exe = gk_printf("%s/usr/bin/%s", dir, names.v[i]);
+        gk_strvec_push(&c->names, common_programs[i]);
+    gk_strvec_sort_unique(&c->names);
+    for (size_t i = 0; i < c->names.n; i++) {
+        gk_autofree char *exe = gk_printf("%s/usr/bin/%s", c->dir, c->names.v[i]);
         write_file(exe, "#!/bin/sh\nexit 0\n", 0755);
-        free(exe);
     }
-    /* Regions under the scratch dir exist, so symlinks to them resolve. */
-    gk_projection *pr0 = gk_projection_build(p);
-    gk_strvec pre0 = policy_prefixes(p, pr0);
+    gk_projection *pr0 = gk_projection_build(c->p);
+    gk_strvec pre0 = policy_prefixes(c->p, pr0);
     for (size_t i = 0; i < pre0.n; i++)
-        if (gk_path_within(pre0.v[i], dir) && strcmp(pre0.v[i], dir) != 0 &&
+        if (gk_path_within(pre0.v[i], c->dir) && strcmp(pre0.v[i], c->dir) != 0 &&
             access(pre0.v[i], F_OK) != 0)
             mkdir_p(pre0.v[i]);
     gk_strvec_free(&pre0);
     gk_projection_free(pr0);
+}
 
-    gk_projection *pr = gk_projection_build(p);
-    gk_strvec prefixes = policy_prefixes(p, pr);
-    gk_strvec probes = probe_paths(&prefixes, dir);
+/* Reads and writes of the probe paths: check_fs and check_fs_resolved
+ * agree, and the gate agrees with the projection. */
+static void compare_fs(proj_check *c)
+{
+    gk_strvec prefixes = policy_prefixes(c->p, c->pr);
+    gk_strvec probes = probe_paths(&prefixes, c->dir);
     for (size_t i = 0; i < probes.n; i++) {
         for (int o = 0; o < 2; o++) {
             grant_op op = o ? GRANT_OP_WRITE : GRANT_OP_READ;
+            const char *opname = o ? "write" : "read";
             grant_verdict *v = NULL, *r = NULL;
-            ck_assert_int_eq(grant_check_fs(p, op, probes.v[i], NULL, &v), 0);
+            ck_assert_int_eq(grant_check_fs(c->p, op, probes.v[i], NULL, &v), 0);
             /* The tables hold the verdict's path; here only the answer matters. */
             const char *resolved = grant_verdict_path(v) ? grant_verdict_path(v)
                                                          : grant_verdict_identity(v);
-            ck_assert_msg(resolved && resolved[0] == '/', "%s: no resolved path for %s", file,
+            ck_assert_msg(resolved && resolved[0] == '/', "%s: no resolved path for %s", c->file,
                           probes.v[i]);
-            ck_assert_int_eq(grant_check_fs_resolved(p, op, resolved, &r), 0);
-            grant_answer gate = grant_verdict_answer(r), proj = projection_fs(pr, op, resolved);
-            (*checked)++;
-            if (grant_verdict_answer(v) != gate) {
-                (*bad)++;
-                gk_buf_printf(report, "\n%s: %s %s: check_fs %s, check_fs_resolved(%s) %s", file,
-                              o ? "write" : "read", probes.v[i],
-                              answer_name(grant_verdict_answer(v)), resolved, answer_name(gate));
-            }
-            if (gate != proj) {
-                (*bad)++;
-                gk_buf_printf(report, "\n%s: %s %s: gate %s (%s: %s), projection %s", file,
-                              o ? "write" : "read", resolved, answer_name(gate),
-                              grant_verdict_origin(r), grant_verdict_rule(r), answer_name(proj));
-            }
+            ck_assert_int_eq(grant_check_fs_resolved(c->p, op, resolved, &r), 0);
+            grant_answer gate = grant_verdict_answer(r), proj = projection_fs(c->pr, op, resolved);
+            (*c->checked)++;
+            if (grant_verdict_answer(v) != gate)
+                gk_buf_printf(disagree(c), "\n%s: %s %s: check_fs %s, check_fs_resolved(%s) %s",
+                              c->file, opname, probes.v[i], answer_name(grant_verdict_answer(v)),
+                              resolved, answer_name(gate));
+            if (gate != proj)
+                gk_buf_printf(disagree(c), "\n%s: %s %s: gate %s (%s: %s), projection %s", c->file,
+                              opname, resolved, answer_name(gate), grant_verdict_origin(r),
+                              grant_verdict_rule(r), answer_name(proj));
             grant_verdict_free(v);
             grant_verdict_free(r);
         }
     }
+    gk_strvec_free(&probes);
+    gk_strvec_free(&prefixes);
+}
 
-    /* Every nameable command: names walked along the fake PATH, files as
-     * written, a fresh name inside each dir. */
-    for (size_t i = 0; i < names.n + xfiles.n + dirs.n; i++) {
-        char *spelling, *path;
-        if (i < names.n) {
-            spelling = gk_strdup(names.v[i]);
-            path = gk_printf("%s/usr/bin/%s", dir, names.v[i]);
-        } else if (i < names.n + xfiles.n) {
-            spelling = gk_strdup(xfiles.v[i - names.n]);
+/* Every nameable command: names walked along the fake PATH, files as
+ * written, a fresh name inside each dir. */
+static void compare_exec_named(proj_check *c)
+{
+    size_t nn = c->names.n, nf = c->xfiles.n;
+    for (size_t i = 0; i < nn + nf + c->dirs.n; i++) {
+        gk_autofree char *spelling = NULL, *path = NULL;
+        if (i < nn) {
+            spelling = gk_strdup(c->names.v[i]);
+            path = gk_printf("%s/usr/bin/%s", c->dir, c->names.v[i]);
+        } else if (i < nn + nf) {
+            spelling = gk_strdup(c->xfiles.v[i - nn]);
             path = gk_strdup(spelling);
         } else {
-            spelling = gk_path_join(dirs.v[i - names.n - xfiles.n], "gk-probe");
+            spelling = gk_path_join(c->dirs.v[i - nn - nf], "gk-probe");
             path = gk_strdup(spelling);
         }
         /* Any spelling that reaches the file counts: the OS sees only the file. */
-        bool gate = gate_admits_some(p, spelling, path, path, &subs) ||
-                    gate_admits_some(p, path, path, path, &subs);
-        bool proj = projection_exec(pr, path);
-        (*checked)++;
-        if (gate != proj) {
-            (*bad)++;
-            gk_buf_printf(report, "\n%s: exec %s (%s): gate %s, projection %s", file, spelling,
-                          path, gate ? "admits" : "denies", proj ? "admits" : "denies");
-        }
-        free(spelling);
-        free(path);
+        bool gate = gate_admits_some(c->p, spelling, path, path, &c->subs) ||
+                    gate_admits_some(c->p, path, path, path, &c->subs);
+        bool proj = projection_exec(c->pr, path);
+        (*c->checked)++;
+        if (gate != proj)
+            gk_buf_printf(disagree(c), "\n%s: exec %s (%s): gate %s, projection %s", c->file,
+                          spelling, path, gate ? "admits" : "denies", proj ? "admits" : "denies");
     }
-    /* Each listed entry is something the gate decides alike. */
+}
+
+/* Each entry of the projection's admit and veto lists is something the
+ * gate decides alike. */
+static void compare_exec_listed(proj_check *c)
+{
+    const gk_projection *pr = c->pr;
     for (size_t i = 0; i < pr->exec_admit.n + pr->exec_veto.n; i++) {
         bool admit = i < pr->exec_admit.n;
         const char *e = admit ? pr->exec_admit.v[i] : pr->exec_veto.v[i - pr->exec_admit.n];
         struct stat st;
-        bool is_dir = gk_strvec_contains(&dirs, e) || (stat(e, &st) == 0 && S_ISDIR(st.st_mode));
-        char *probe = is_dir ? gk_path_join(e, "gk-probe") : gk_strdup(e);
-        bool gate = gate_admits_some(p, probe, probe, probe, &subs);
-        for (size_t k = 0; k < names.n && !gate; k++) {
+        bool is_dir = gk_strvec_contains(&c->dirs, e) || (stat(e, &st) == 0 && S_ISDIR(st.st_mode));
+        gk_autofree char *probe = is_dir ? gk_path_join(e, "gk-probe") : gk_strdup(e);
+        bool gate = gate_admits_some(c->p, probe, probe, probe, &c->subs);
+        for (size_t k = 0; k < c->names.n && !gate; k++) {
             /* A name walked to this file admits it too. */
-            char *walked = gk_printf("%s/usr/bin/%s", dir, names.v[k]);
+            gk_autofree char *walked = gk_printf("%s/usr/bin/%s", c->dir, c->names.v[k]);
             if (strcmp(walked, probe) == 0)
-                gate = gate_admits_some(p, names.v[k], walked, walked, &subs);
-            free(walked);
+                gate = gate_admits_some(c->p, c->names.v[k], walked, walked, &c->subs);
         }
-        (*checked)++;
-        if (gate != admit) {
-            (*bad)++;
-            gk_buf_printf(report, "\n%s: exec %s is in the projection's %s list, but the gate %s",
-                          file, probe, admit ? "admit" : "veto", gate ? "admits" : "denies");
-        }
-        free(probe);
+        (*c->checked)++;
+        if (gate != admit)
+            gk_buf_printf(disagree(c),
+                          "\n%s: exec %s is in the projection's %s list, but the gate %s", c->file,
+                          probe, admit ? "admit" : "veto", gate ? "admits" : "denies");
     }
-    gk_strvec_free(&probes);
-    gk_strvec_free(&prefixes);
-    gk_strvec_free(&names);
-    gk_strvec_free(&xfiles);
-    gk_strvec_free(&dirs);
-    gk_strvec_free(&subs);
-    gk_projection_free(pr);
-    grant_policy_free(p);
-    grant_diags_free(d);
-    grant_context_free(ctx);
-    free(pp);
+}
+
+/* The projection of file, compiled for this host in the scratch tree dir,
+ * agrees with the gate on files, commands and its own lists. */
+static void check_projection(const char *file, const char *dir, gk_buf *report, size_t *bad,
+                             size_t *checked)
+{
+    proj_check c = {.file = file, .dir = dir, .report = report, .bad = bad, .checked = checked};
+    c.p = compile_in_scratch(file, dir);
+    make_host(&c);
+    c.pr = gk_projection_build(c.p);
+    compare_fs(&c);
+    compare_exec_named(&c);
+    compare_exec_listed(&c);
+    gk_strvec_free(&c.names);
+    gk_strvec_free(&c.xfiles);
+    gk_strvec_free(&c.dirs);
+    gk_strvec_free(&c.subs);
+    gk_projection_free(c.pr);
+    grant_policy_free(c.p);
 }
 
 START_TEST(projection_of_bundled_policies_agrees_with_the_gate)

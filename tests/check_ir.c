@@ -21,12 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool regen(void)
-{
-    const char *r = getenv("GK_REGEN");
-    return r && strcmp(r, "1") == 0;
-}
-
 static char *data_dir(void)
 {
     return gk_test_path("tests/data/ir");
@@ -83,18 +77,6 @@ static void assert_same_text(const char *what, const char *got, const char *want
                  want + from);
 }
 
-/* Compare with a golden file, or rewrite it under GK_REGEN=1. */
-static void golden(const char *path, const char *got)
-{
-    if (regen()) {
-        ck_assert_int_eq(gk_write_file_atomic(path, got, strlen(got)), 0);
-        return;
-    }
-    gk_autofree char *want = gk_test_read(path, NULL);
-    ck_assert_msg(want != NULL, "missing golden %s (run with GK_REGEN=1)", path);
-    assert_same_text(path, got, want);
-}
-
 static gk_strvec grant_files(void)
 {
     gk_autofree char *dir = data_dir();
@@ -129,8 +111,8 @@ START_TEST(test_goldens)
         gk_autofree char *pretty = ir_of(p, true);
         gk_autofree char *gc = golden_path(files.v[i], ".json");
         gk_autofree char *gp = golden_path(files.v[i], ".pretty.json");
-        golden(gc, compact);
-        golden(gp, pretty);
+        gk_test_golden_text(gc, compact);
+        gk_test_golden_text(gp, pretty);
         grant_policy_free(p);
     }
     gk_strvec_free(&files);
@@ -303,7 +285,7 @@ START_TEST(test_targets)
         ck_assert_msg(rc == 0, "%s: %s", file, gk_test_render_diags(d));
         gk_autofree char *ir = ir_of(p, true);
         gk_autofree char *gpath = gk_printf("%s/%s.pretty.json", dir, targets[i].name);
-        golden(gpath, ir);
+        gk_test_golden_text(gpath, ir);
         gk_autofree char *want_target = gk_printf("\"target\": \"%s\"", targets[i].name);
         ck_assert_ptr_nonnull(strstr(ir, want_target));
         assert_roundtrip(file, p, ctx);
@@ -649,7 +631,7 @@ START_TEST(test_rejects)
         gk_autofree char *errpath =
             gk_printf("%.*s.err", (int)(strlen(files.v[i]) - strlen(".json")), files.v[i]);
         gk_autofree char *got_nl = gk_printf("%s\n", got);
-        golden(errpath, got_nl);
+        gk_test_golden_text(errpath, got_nl);
         grant_diags_free(d);
         gk_source_unref(src);
     }

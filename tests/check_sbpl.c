@@ -37,31 +37,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool regen(void)
-{
-    const char *r = getenv("GK_REGEN");
-    return r && strcmp(r, "1") == 0;
-}
-
 static char *data(const char *rel)
 {
     gk_autofree char *d = gk_test_path("tests/data/sbpl");
     return gk_path_join(d, rel);
-}
-
-static void golden(const char *path, const char *got)
-{
-    if (regen()) {
-        ck_assert_int_eq(gk_write_file_atomic(path, got, strlen(got)), 0);
-        return;
-    }
-    size_t len = 0;
-    gk_autofree char *raw = gk_test_read(path, &len);
-    ck_assert_msg(raw != NULL, "missing golden %s (run with GK_REGEN=1)", path);
-    /* By length: an empty file's buffer is not terminated (util.c). */
-    gk_autofree char *want = gk_strndup(raw, len);
-    ck_assert_msg(strcmp(want, got) == 0, "%s differs:\n--- want\n%s\n--- got\n%s", path, want,
-                  got);
 }
 
 /* Split s at sep into at most max fields (in place). */
@@ -190,7 +169,7 @@ START_TEST(test_errors)
         gk_autofree char *stem = gk_strndup(files.v[i], strlen(files.v[i]) - 3);
         gk_autofree char *gpath = gk_printf("%s/%s.err", dir, stem);
         gk_autofree char *body = gk_printf("%s\n", got);
-        golden(gpath, body);
+        gk_test_golden_text(gpath, body);
         grant_diags_free(d);
     }
     gk_strvec_free(&files);
@@ -220,7 +199,7 @@ START_TEST(test_lint)
         gk_autofree char *stem = gk_strndup(files.v[i], strlen(files.v[i]) - 3);
         gk_autofree char *gpath = gk_printf("%s/%s.lint", dir, stem);
         gk_autofree char *body = gk_printf("%s%s", got, n ? "\n" : "");
-        golden(gpath, body);
+        gk_test_golden_text(gpath, body);
         grant_diags_free(f);
         grant_sbpl_free(s);
         grant_diags_free(d);
@@ -240,7 +219,7 @@ START_TEST(test_lint_ids)
         size_t len = 0;
         gk_autofree char *t = gk_test_read(files.v[i], &len);
         if (t)
-            gk_buf_add(&all, t, len); /* by length: see golden() */
+            gk_buf_add(&all, t, len); /* by length: an empty file's buffer is not terminated */
     }
     static const char *const ids[] = {"SB001 shadowed", "SB002 operand-less-allow",
                                       "SB003 allow-default", "SB004 unanchored-regex",

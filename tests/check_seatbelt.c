@@ -40,12 +40,6 @@
 
 /* ---- compile and emit ------------------------------------------------------ */
 
-static bool regen(void)
-{
-    const char *r = getenv("GK_REGEN");
-    return r && strcmp(r, "1") == 0;
-}
-
 static grant_context *ctx_macos(bool implicit)
 {
     grant_context *ctx = NULL;
@@ -103,38 +97,6 @@ static char *emit(const grant_policy *p, const char *format, char **notes)
 
 /* ---- goldens ---------------------------------------------------------------- */
 
-static void assert_same_text(const char *what, const char *got, const char *want)
-{
-    if (strcmp(got, want) == 0)
-        return;
-    size_t i = 0, line = 1;
-    while (got[i] && got[i] == want[i])
-        line += got[i++] == '\n';
-    size_t from = i > 60 ? i - 60 : 0;
-    ck_abort_msg("%s differs at line %zu:\n got: ...%.160s\nwant: ...%.160s", what, line,
-                 got + from, want + from);
-}
-
-/* Compare with a golden file, or rewrite it under GK_REGEN=1. got NULL:
- * the golden must not exist. */
-static void golden(const char *path, const char *got)
-{
-    if (regen()) {
-        if (got)
-            ck_assert_int_eq(gk_write_file_atomic(path, got, strlen(got)), 0);
-        else
-            unlink(path);
-        return;
-    }
-    gk_autofree char *want = gk_test_read(path, NULL);
-    if (!got) {
-        ck_assert_msg(want == NULL, "%s should not exist (run with GK_REGEN=1)", path);
-        return;
-    }
-    ck_assert_msg(want != NULL, "missing golden %s (run with GK_REGEN=1)", path);
-    assert_same_text(path, got, want);
-}
-
 /* Every policy under test, absolute. */
 static gk_strvec policy_files(void)
 {
@@ -176,10 +138,10 @@ START_TEST(test_goldens)
         gk_autofree char *g1 = gk_printf("%s.sb", base);
         gk_autofree char *g2 = gk_printf("%s.params.sb", base);
         gk_autofree char *g3 = gk_printf("%s.notes", base);
-        golden(g1, sbpl);
-        golden(g2, params);
+        gk_test_golden_text(g1, sbpl);
+        gk_test_golden_text(g2, params);
         gk_autofree char *nl = *notes ? gk_printf("%s\n", notes) : NULL;
-        golden(g3, nl);
+        gk_test_golden_text(g3, nl);
         grant_policy_free(p);
     }
     gk_strvec_free(&files);

@@ -3,7 +3,7 @@
  * Error cases: tests/data/yaml-errors/NAME.yaml with NAME.expected holding
  * every diagnostic grant_fmt reports, rendered and joined by newlines. The
  * file is handed over under its srcdir-relative name, so the expected text
- * is independent of where the tree lives. GK_UPDATE_EXPECTED=1 rewrites the
+ * is independent of where the tree lives. GK_REGEN=1 (gk_test_golden) rewrites the
  * .expected files (review the diff before committing).
  */
 #include "testutil.h"
@@ -28,14 +28,6 @@ static const char *rel_name(const char *abs)
     return abs;
 }
 
-static char *strip_trailing_newlines(char *s)
-{
-    size_t n = strlen(s);
-    while (n && s[n - 1] == '\n')
-        s[--n] = '\0';
-    return s;
-}
-
 START_TEST(test_error_case)
 {
     const char *path = error_cases.v[_i];
@@ -57,15 +49,8 @@ START_TEST(test_error_case)
 
     gk_autofree char *exp_path = gk_strndup(path, strlen(path) - strlen(".yaml"));
     gk_autofree char *exp_file = gk_printf("%s.expected", exp_path);
-    if (getenv("GK_UPDATE_EXPECTED")) {
-        gk_autofree char *data = gk_printf("%s\n", got);
-        ck_assert_int_eq(gk_write_file_atomic(exp_file, data, strlen(data)), 0);
-    }
-    gk_autofree char *want = gk_test_read(exp_file, NULL);
-    ck_assert_msg(want != NULL, "missing %s", exp_file);
-    strip_trailing_newlines(want);
-    ck_assert_msg(strcmp(got, want) == 0, "%s:\n--- got ---\n%s\n--- want ---\n%s", name, got,
-                  want);
+    gk_autofree char *data = gk_printf("%s\n", got);
+    gk_test_golden_text(exp_file, data);
 }
 END_TEST
 

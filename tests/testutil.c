@@ -195,3 +195,51 @@ void gk_test_write(const char *path, const char *text, unsigned mode)
     ck_assert_int_eq(fchmod(fd, (mode_t)mode), 0);
     close(fd);
 }
+
+bool gk_test_regen(void)
+{
+    const char *r = getenv("GK_REGEN");
+    return r && strcmp(r, "1") == 0;
+}
+
+void gk_test_golden(const char *path, const char *got, size_t len)
+{
+    if (gk_test_regen()) {
+        if (!got) {
+            ck_assert_msg(unlink(path) == 0 || errno == ENOENT, "cannot remove %s: %s", path,
+                          strerror(errno));
+            return;
+        }
+        gk_autofree char *dir = gk_path_parent(path);
+        if (dir)
+            mkdir(dir, 0777);
+        int rc = gk_write_file_atomic(path, got, len);
+        ck_assert_msg(rc == 0, "cannot write %s: %s", path, strerror(-rc));
+        return;
+    }
+    size_t wlen = 0;
+    gk_autofree char *want = gk_test_read(path, &wlen);
+    if (!got) {
+        ck_assert_msg(want == NULL, "%s should not exist (run with GK_REGEN=1)", path);
+        return;
+    }
+    ck_assert_msg(want != NULL, "missing golden %s (run with GK_REGEN=1)", path);
+    /* By length: outputs may hold NULs (argv0), and an empty file's buffer
+     * is not terminated (gk_read_file). */
+    size_t i = 0, line = 1;
+    while (i < len && i < wlen && got[i] == want[i])
+        line += got[i++] == '\n';
+    if (i == len && i == wlen)
+        return;
+    size_t from = i > 60 ? i - 60 : 0;
+    int gn = (int)(len - from < 160 ? len - from : 160);
+    int wn = (int)(wlen - from < 160 ? wlen - from : 160);
+    ck_abort_msg("%s differs at line %zu (byte %zu; %zu bytes, golden %zu):\n"
+                 " got: ...%.*s\nwant: ...%.*s",
+                 path, line, i, len, wlen, gn, got + from, wn, want + from);
+}
+
+void gk_test_golden_text(const char *path, const char *got)
+{
+    gk_test_golden(path, got, got ? strlen(got) : 0);
+}

@@ -31,6 +31,19 @@ char *gk_test_render_diags(const grant_diags *d);
 /* Run argv (argv[0] a path), feeding stdin_data (may be NULL), capturing
  * stdout and stderr. Returns the exit status, 128+N for a signal. */
 int gk_test_run(char *const argv[], const char *stdin_data, char **out, char **err);
+/* Golden files: the one helper every suite compares its goldens with.
+ * GK_REGEN=1 in the environment (`GK_REGEN=1 make check`) rewrites every
+ * golden from the current output instead of comparing (its directory is
+ * created if missing); review the diff before committing it. A second run
+ * without it must pass, and regenerating twice changes nothing. */
+bool gk_test_regen(void);
+/* Compare len bytes of got with the file at path, byte for byte, failing
+ * the test with the first difference (line, byte, both sides); under
+ * GK_REGEN=1 write them to path instead. got NULL: no golden may exist at
+ * path (GK_REGEN=1 removes one). */
+void gk_test_golden(const char *path, const char *got, size_t len);
+/* The same for a NUL-terminated text. */
+void gk_test_golden_text(const char *path, const char *got);
 /* Run a suite with CK_NORMAL output; returns the process exit status. */
 int gk_test_main(Suite *s);
 

@@ -364,6 +364,17 @@ GRANT_API size_t grant_comparison_queries(const grant_comparison *c); /* witness
 GRANT_API const char *grant_order_name(grant_order o);
 GRANT_API const char *grant_version(void);
 
+/* ---- files ------------------------------------------------------------ */
+
+/* Write len bytes of data to path atomically: a temporary file beside it,
+ * fsync, rename over path, fsync the directory, so a reader sees the old
+ * content or the new, never a part. An existing file keeps its permission
+ * bits, a new one gets 0666 & ~umask; a symlink to a file is kept and its
+ * target replaced; a path that is no regular file (/dev/null, a fifo) is
+ * written in place. On failure nothing at path changes and the temporary
+ * file is removed. Returns 0 or -errno (-EISDIR for a path ending in '/'). */
+GRANT_API int grant_write_file_atomic(const char *path, const char *data, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
