@@ -43,14 +43,15 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "lattice/lattice.h"
 #include "gate/gate.h"
+#include "common/json.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <nettle/sha2.h>
 #include <pcre2.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1670,73 +1671,56 @@ int grant_finding(const grant_findings *f, size_t i, const char **id, const char
 
 /* ---- JSON and SARIF ----------------------------------------------------------- */
 
-static json_t *must(json_t *v)
-{
-    if (!v)
-        abort(); /* out of memory, as gk_malloc */
-    return v;
-}
-
-static void oset(json_t *o, const char *key, json_t *v)
-{
-    if (json_object_set_new(o, key, must(v)) != 0)
-        abort();
-}
-
-static void apush(json_t *a, json_t *v)
-{
-    if (json_array_append_new(a, must(v)) != 0)
-        abort();
-}
-
-/* Messages quote paths from the policy and the host; a path that is not
- * UTF-8 (a host directory entry) must not make the document vanish. */
-static json_t *jstr(const char *s)
-{
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    gk_buf b = {0};
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p < 0x80)
-            gk_buf_putc(&b, (char)*p);
-        else
-            gk_buf_puts(&b, "\xEF\xBF\xBD");
-    v = json_string(b.data ? b.data : "");
-    gk_buf_free(&b);
-    return v;
-}
-
 static const char *severity_name(grant_severity s)
 {
     return s == GRANT_SEVERITY_ERROR ? "error" : s == GRANT_SEVERITY_WARNING ? "warning" : "note";
 }
 
-static char *dump(json_t *root)
+/* Keys are written in bytewise order (the documents are canonical). */
+static void put_string(gk_json_out *j, const char *key, const char *value)
 {
-    char *s = json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT);
-    json_decref(root);
-    if (!s)
-        abort();
-    return s;
+    gk_json_key(j, key);
+    gk_json_string(j, value);
+}
+
+static void put_int(gk_json_out *j, const char *key, long long value)
+{
+    gk_json_key(j, key);
+    gk_json_int(j, value);
+}
+
+static void put_text(gk_json_out *j, const char *key, const char *text)
+{
+    gk_json_key(j, key);
+    gk_json_object(j);
+    put_string(j, "text", text);
+    gk_json_end(j);
 }
 
 char *grant_findings_json(const grant_findings *f)
 {
-    json_t *a = must(json_array());
+    gk_buf b = {0};
+    gk_json_out j;
+    gk_json_init(&j, &b, false);
+    gk_json_array(&j);
     for (size_t i = 0; f && i < f->n; i++) {
         const finding *x = &f->v[i];
         const rule_info *r = &rules[x->rule];
-        json_t *o = must(json_object());
-        oset(o, "file", x->file ? jstr(x->file) : json_null());
-        oset(o, "id", json_string(r->id));
-        oset(o, "line", x->line ? json_integer(x->line) : json_null());
-        oset(o, "message", jstr(x->message));
-        oset(o, "name", json_string(r->name));
-        oset(o, "severity", json_string(severity_name(r->severity)));
-        apush(a, o);
+        gk_json_object(&j);
+        put_string(&j, "file", x->file);
+        put_string(&j, "id", r->id);
+        gk_json_key(&j, "line");
+        if (x->line)
+            gk_json_int(&j, x->line);
+        else
+            gk_json_null(&j);
+        put_string(&j, "message", x->message);
+        put_string(&j, "name", r->name);
+        put_string(&j, "severity", severity_name(r->severity));
+        gk_json_end(&j);
     }
-    return dump(a);
+    gk_json_end(&j);
+    return gk_buf_steal(&b, NULL);
 }
 
 /* RFC 3986: keep unreserved characters and '/', percent-encode the rest. */
@@ -1791,88 +1775,105 @@ static char *fingerprint(const finding *x)
     return hex;
 }
 
-static json_t *sarif_rules(void)
+static void sarif_rules(gk_json_out *j)
 {
-    json_t *a = must(json_array());
+    gk_json_array(j);
     for (int i = 0; i < R_COUNT; i++) {
         const rule_info *r = &rules[i];
-        json_t *o = must(json_object());
-        oset(o, "id", json_string(r->id));
-        oset(o, "name", json_string(r->name));
-        json_t *sd = must(json_object());
-        oset(sd, "text", json_string(r->brief));
-        oset(o, "shortDescription", sd);
-        json_t *fd = must(json_object());
-        oset(fd, "text", json_string(r->full));
-        oset(o, "fullDescription", fd);
-        json_t *help = must(json_object());
-        oset(help, "text", json_string(r->help));
-        oset(o, "help", help);
-        json_t *cfg = must(json_object());
-        oset(cfg, "level", json_string(severity_name(r->severity)));
-        oset(o, "defaultConfiguration", cfg);
-        apush(a, o);
+        gk_json_object(j);
+        gk_json_key(j, "defaultConfiguration");
+        gk_json_object(j);
+        put_string(j, "level", severity_name(r->severity));
+        gk_json_end(j);
+        put_text(j, "fullDescription", r->full);
+        put_text(j, "help", r->help);
+        put_string(j, "id", r->id);
+        put_string(j, "name", r->name);
+        put_text(j, "shortDescription", r->brief);
+        gk_json_end(j);
     }
-    return a;
+    gk_json_end(j);
+}
+
+static void sarif_tool(gk_json_out *j)
+{
+    gk_json_key(j, "tool");
+    gk_json_object(j);
+    gk_json_key(j, "driver");
+    gk_json_object(j);
+    if (PACKAGE_URL[0])
+        put_string(j, "informationUri", PACKAGE_URL);
+    put_string(j, "name", "grantc");
+    gk_json_key(j, "rules");
+    sarif_rules(j);
+    put_string(j, "semanticVersion", PACKAGE_VERSION);
+    put_string(j, "version", PACKAGE_VERSION);
+    gk_json_end(j);
+    gk_json_end(j);
+}
+
+static void sarif_location(gk_json_out *j, const finding *x, const char *file, const char *cwd)
+{
+    gk_json_key(j, "locations");
+    gk_json_array(j);
+    gk_json_object(j);
+    gk_json_key(j, "physicalLocation");
+    gk_json_object(j);
+    gk_json_key(j, "artifactLocation");
+    gk_json_object(j);
+    gk_autofree char *uri = artifact_uri(file, cwd);
+    put_string(j, "uri", uri);
+    gk_json_end(j);
+    if (x->file && x->line >= 1) {
+        gk_json_key(j, "region");
+        gk_json_object(j);
+        put_int(j, "startLine", x->line);
+        gk_json_end(j);
+    }
+    gk_json_end(j);
+    gk_json_end(j);
+    gk_json_end(j);
+}
+
+static void sarif_result(gk_json_out *j, const grant_findings *f, const finding *x)
+{
+    const rule_info *r = &rules[x->rule];
+    gk_json_object(j);
+    put_string(j, "level", severity_name(r->severity));
+    const char *file = x->file ? x->file : f->primary;
+    if (file)
+        sarif_location(j, x, file, f->cwd);
+    put_text(j, "message", x->message);
+    gk_json_key(j, "partialFingerprints");
+    gk_json_object(j);
+    gk_autofree char *h = fingerprint(x);
+    put_string(j, "grantkitFinding/v1", h);
+    gk_json_end(j);
+    put_string(j, "ruleId", r->id);
+    put_int(j, "ruleIndex", x->rule);
+    gk_json_end(j);
 }
 
 char *grant_findings_sarif(const grant_findings *f)
 {
-    json_t *driver = must(json_object());
-    oset(driver, "name", json_string("grantc"));
-    oset(driver, "version", json_string(PACKAGE_VERSION));
-    oset(driver, "semanticVersion", json_string(PACKAGE_VERSION));
-    if (PACKAGE_URL[0])
-        oset(driver, "informationUri", json_string(PACKAGE_URL));
-    oset(driver, "rules", sarif_rules());
-    json_t *tool = must(json_object());
-    oset(tool, "driver", driver);
-
-    json_t *results = must(json_array());
-    const char *cwd = f ? f->cwd : NULL;
-    for (size_t i = 0; f && i < f->n; i++) {
-        const finding *x = &f->v[i];
-        const rule_info *r = &rules[x->rule];
-        json_t *o = must(json_object());
-        oset(o, "ruleId", json_string(r->id));
-        oset(o, "ruleIndex", json_integer(x->rule));
-        oset(o, "level", json_string(severity_name(r->severity)));
-        json_t *msg = must(json_object());
-        oset(msg, "text", jstr(x->message));
-        oset(o, "message", msg);
-        const char *file = x->file ? x->file : f->primary;
-        if (file) {
-            json_t *art = must(json_object());
-            gk_autofree char *uri = artifact_uri(file, cwd);
-            oset(art, "uri", jstr(uri));
-            json_t *phys = must(json_object());
-            oset(phys, "artifactLocation", art);
-            if (x->file && x->line >= 1) {
-                json_t *region = must(json_object());
-                oset(region, "startLine", json_integer(x->line));
-                oset(phys, "region", region);
-            }
-            json_t *loc = must(json_object());
-            oset(loc, "physicalLocation", phys);
-            json_t *locs = must(json_array());
-            apush(locs, loc);
-            oset(o, "locations", locs);
-        }
-        json_t *fp = must(json_object());
-        gk_autofree char *h = fingerprint(x);
-        oset(fp, "grantkitFinding/v1", json_string(h));
-        oset(o, "partialFingerprints", fp);
-        apush(results, o);
-    }
-    json_t *run = must(json_object());
-    oset(run, "tool", tool);
-    oset(run, "results", results);
-    oset(run, "columnKind", json_string("unicodeCodePoints"));
-    json_t *runs = must(json_array());
-    apush(runs, run);
-    json_t *root = must(json_object());
-    oset(root, "$schema", json_string("https://json.schemastore.org/sarif-2.1.0.json"));
-    oset(root, "version", json_string("2.1.0"));
-    oset(root, "runs", runs);
-    return dump(root);
+    gk_buf b = {0};
+    gk_json_out j;
+    gk_json_init(&j, &b, false);
+    gk_json_object(&j);
+    put_string(&j, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+    gk_json_key(&j, "runs");
+    gk_json_array(&j);
+    gk_json_object(&j);
+    put_string(&j, "columnKind", "unicodeCodePoints");
+    gk_json_key(&j, "results");
+    gk_json_array(&j);
+    for (size_t i = 0; f && i < f->n; i++)
+        sarif_result(&j, f, &f->v[i]);
+    gk_json_end(&j);
+    sarif_tool(&j);
+    gk_json_end(&j);
+    gk_json_end(&j);
+    put_string(&j, "version", "2.1.0");
+    gk_json_end(&j);
+    return gk_buf_steal(&b, NULL);
 }

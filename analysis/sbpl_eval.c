@@ -17,6 +17,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "analysis/sbpl.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <pcre2.h>
@@ -839,26 +840,6 @@ int grant_sbpl_eval(const grant_sbpl *s, const char *operation, const char *arg,
 
 /* ---- JSON -------------------------------------------------------------------------- */
 
-static void json_str(gk_buf *b, const char *s)
-{
-    if (!s) {
-        gk_buf_puts(b, "null");
-        return;
-    }
-    gk_buf_putc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            gk_buf_putc(b, '\\');
-            gk_buf_putc(b, (char)*p);
-        } else if (*p < 0x20) {
-            gk_buf_printf(b, "\\u%04x", *p);
-        } else {
-            gk_buf_putc(b, (char)*p);
-        }
-    }
-    gk_buf_putc(b, '"');
-}
-
 static const char *verdict_name(grant_sbpl_verdict v)
 {
     return v == GRANT_SBPL_ALLOW ? "allow" : v == GRANT_SBPL_DENY ? "deny" : "undecided";
@@ -869,17 +850,22 @@ char *grant_sbpl_answer_json(const grant_sbpl_answer *a)
     if (!a)
         return NULL;
     gk_buf b = {0};
-    gk_buf_printf(&b, "{\"line\":%u,\"note\":", a->line);
-    json_str(&b, a->note);
-    gk_buf_puts(&b, ",\"operation\":");
-    json_str(&b, a->operation);
-    gk_buf_puts(&b, ",\"origin\":");
-    json_str(&b, a->origin);
-    gk_buf_puts(&b, ",\"rule\":");
-    json_str(&b, a->rule);
-    gk_buf_puts(&b, ",\"verdict\":");
-    json_str(&b, verdict_name(a->verdict));
-    gk_buf_putc(&b, '}');
+    gk_json_out j;
+    gk_json_init(&j, &b, false);
+    gk_json_object(&j);
+    gk_json_key(&j, "line");
+    gk_json_int(&j, a->line);
+    gk_json_key(&j, "note");
+    gk_json_string(&j, a->note);
+    gk_json_key(&j, "operation");
+    gk_json_string(&j, a->operation);
+    gk_json_key(&j, "origin");
+    gk_json_string(&j, a->origin);
+    gk_json_key(&j, "rule");
+    gk_json_string(&j, a->rule);
+    gk_json_key(&j, "verdict");
+    gk_json_string(&j, verdict_name(a->verdict));
+    gk_json_end(&j);
     return gk_buf_steal(&b, NULL);
 }
 

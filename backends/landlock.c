@@ -23,9 +23,9 @@
  * masks and read-only re-binds carry them).
  */
 #include "backends/backend.h"
+#include "common/json.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,6 +442,16 @@ int gk_landlock_helper_text(const gk_ll_ruleset *rs, gk_buf *out)
     return 0;
 }
 
+/* The names of the rights in mask, in the table's order. */
+static void rights_json(gk_json_out *j, uint32_t mask)
+{
+    gk_json_array(j);
+    for (size_t i = 0; i < NRIGHTS; i++)
+        if (mask & rights[i].bit)
+            gk_json_string(j, rights[i].name);
+    gk_json_end(j);
+}
+
 int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
 {
     if (strcmp(in->format, "json") != 0)
@@ -451,32 +461,26 @@ int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
     gk_ll_ruleset rs;
     gk_landlock_build(in, notes, &rs);
     /* Rules are sorted by path; keys in bytewise order. */
-    json_t *root = json_object();
-    json_object_set_new(root, "abi", json_integer(rs.abi));
-    json_t *h = json_array();
-    for (size_t i = 0; i < NRIGHTS; i++)
-        if (rs.handled & rights[i].bit)
-            json_array_append_new(h, json_string(rights[i].name));
-    json_object_set_new(root, "handled_access_fs", h);
-    json_t *rules = json_array();
+    gk_json_out j;
+    gk_json_init(&j, out, false);
+    gk_json_object(&j);
+    gk_json_key(&j, "abi");
+    gk_json_int(&j, rs.abi);
+    gk_json_key(&j, "handled_access_fs");
+    rights_json(&j, rs.handled);
+    gk_json_key(&j, "rules");
+    gk_json_array(&j);
     for (size_t i = 0; i < rs.n; i++) {
-        json_t *o = json_object();
-        json_t *acc = json_array();
-        for (size_t k = 0; k < NRIGHTS; k++)
-            if (rs.v[i].access & rights[k].bit)
-                json_array_append_new(acc, json_string(rights[k].name));
-        json_object_set_new(o, "access", acc);
-        json_object_set_new(o, "path", json_string_nocheck(rs.v[i].path));
-        json_array_append_new(rules, o);
+        gk_json_object(&j);
+        gk_json_key(&j, "access");
+        rights_json(&j, rs.v[i].access);
+        gk_json_key(&j, "path");
+        gk_json_string(&j, rs.v[i].path);
+        gk_json_end(&j);
     }
-    gk_landlock_free(&rs);
-    json_object_set_new(root, "rules", rules);
-    char *s = json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT);
-    json_decref(root);
-    if (!s)
-        abort();
-    gk_buf_puts(out, s);
+    gk_json_end(&j);
+    gk_json_end(&j);
     gk_buf_putc(out, '\n');
-    free(s);
+    gk_landlock_free(&rs);
     return 0;
 }

@@ -364,6 +364,14 @@ GRANT_API size_t grant_comparison_queries(const grant_comparison *c); /* witness
 GRANT_API const char *grant_order_name(grant_order o);
 GRANT_API const char *grant_version(void);
 
+/* ---- JSON --------------------------------------------------------------- */
+
+/* s as a JSON string literal, quotes included, by the library's one rule
+ * (grantc(1), JSON OUTPUT): '"', '\\' and control characters escaped,
+ * other UTF-8 copied, each byte of invalid UTF-8 as U+FFFD. For programs
+ * that print JSON of their own around the library's. Caller frees. */
+GRANT_API char *grant_json_string(const char *s);
+
 #ifdef __cplusplus
 }
 #endif
