@@ -869,19 +869,6 @@ char *grant_sbpl_answer_json(const grant_sbpl_answer *a)
     return gk_buf_steal(&b, NULL);
 }
 
-char *grant_diags_location(const grant_diags *d, size_t i)
-{
-    if (!d || i >= d->n)
-        return NULL;
-    const gk_diag *dg = &d->v[i];
-    if (dg->loc.src) {
-        unsigned line, col;
-        gk_source_linecol(dg->loc.src, dg->loc.start, &line, &col);
-        return gk_printf("%s:%u:%u", dg->loc.src->name, line, col);
-    }
-    return dg->file ? gk_strdup(dg->file) : NULL;
-}
-
 /* ---- lint ---------------------------------------------------------------------------- */
 
 /* Is every query f matches also matched by g? Only certain answers are

@@ -291,7 +291,9 @@ int grant_diags_severity(const grant_diags *d, size_t i)
 {
     if (!d || i >= d->n)
         return -1;
-    return (int)d->v[i].severity;
+    /* grant.h promises 0 error, 1 warning, 2 note: the reverse of the
+     * one scale (grant_severity), kept for callers written against it. */
+    return GRANT_SEVERITY_ERROR - (int)d->v[i].severity;
 }
 
 const char *grant_diags_message(const grant_diags *d, size_t i)
@@ -299,4 +301,17 @@ const char *grant_diags_message(const grant_diags *d, size_t i)
     if (!d || i >= d->n)
         return NULL;
     return d->v[i].message;
+}
+
+char *grant_diags_location(const grant_diags *d, size_t i)
+{
+    if (!d || i >= d->n)
+        return NULL;
+    const gk_diag *dg = &d->v[i];
+    if (dg->loc.src) {
+        unsigned line, col;
+        gk_source_linecol(dg->loc.src, dg->loc.start, &line, &col);
+        return gk_printf("%s:%u:%u", dg->loc.src->name, line, col);
+    }
+    return dg->file ? gk_strdup(dg->file) : NULL;
 }

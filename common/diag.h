@@ -41,7 +41,13 @@ GK_HIDDEN char *gk_source_sha256_hex(const gk_source *s); /* caller frees */
 /* "file:line" of an offset, for reasons and origins. Caller frees. */
 GK_HIDDEN char *gk_loc_origin(gk_loc loc);
 
-typedef enum gk_severity { GK_ERROR, GK_WARNING, GK_NOTE } gk_severity;
+/* One severity scale: the public grant_severity (NOTE < WARNING < ERROR,
+ * so "this grave or graver" is a >=). The short names are the library's
+ * spelling of the same values. */
+typedef grant_severity gk_severity;
+#define GK_NOTE GRANT_SEVERITY_NOTE
+#define GK_WARNING GRANT_SEVERITY_WARNING
+#define GK_ERROR GRANT_SEVERITY_ERROR
 
 typedef struct gk_diag {
     gk_severity severity;

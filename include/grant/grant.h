@@ -34,6 +34,13 @@ extern "C" {
 
 typedef struct grant_diags grant_diags;
 
+/* The one severity scale, of diagnostics, audit findings and lint. */
+typedef enum grant_severity {
+    GRANT_SEVERITY_NOTE = 0,
+    GRANT_SEVERITY_WARNING = 1,
+    GRANT_SEVERITY_ERROR = 2,
+} grant_severity;
+
 GRANT_API grant_diags *grant_diags_new(void);
 GRANT_API void grant_diags_free(grant_diags *d);
 GRANT_API size_t grant_diags_count(const grant_diags *d);
@@ -41,10 +48,13 @@ GRANT_API size_t grant_diags_errors(const grant_diags *d);
 /* Diagnostic i in grantkit's one format ("file:line:col: error: ...", the
  * source line, a caret, a hint). Caller frees. */
 GRANT_API char *grant_diags_render(const grant_diags *d, size_t i);
-/* 0 error, 1 warning, 2 note. */
+/* 0 error, 1 warning, 2 note (the reverse of grant_severity, kept). */
 GRANT_API int grant_diags_severity(const grant_diags *d, size_t i);
 /* The bare message of diagnostic i (no position). */
 GRANT_API const char *grant_diags_message(const grant_diags *d, size_t i);
+/* "file:line:col" of diagnostic i ("file" alone when it has no position;
+ * NULL when it has neither). Caller frees. For machine-readable reports. */
+GRANT_API char *grant_diags_location(const grant_diags *d, size_t i);
 
 /* ---- freeze context --------------------------------------------------- */
 
@@ -214,12 +224,6 @@ GRANT_API char *grant_verdict_json(const grant_verdict *v);
 
 typedef struct grant_findings grant_findings;
 
-typedef enum grant_severity {
-    GRANT_SEVERITY_NOTE = 0,
-    GRANT_SEVERITY_WARNING = 1,
-    GRANT_SEVERITY_ERROR = 2,
-} grant_severity;
-
 /* Findings about a compiled policy (cli.md, grantc audit), sorted by file,
  * line, id. Reads the host only for host-target policies. */
 GRANT_API int grant_audit(const grant_policy *p, grant_findings **out);
@@ -333,9 +337,6 @@ GRANT_API char *grant_sbpl_answer_json(const grant_sbpl_answer *a);
  * Each finding is a warning or note in findings whose message starts with
  * its id ("SB001 shadowed: ..."). Returns the number of findings. */
 GRANT_API size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *findings);
-/* "file:line:col" of diagnostic i ("file" alone when it has no position;
- * NULL when it has neither). Caller frees. For machine-readable reports. */
-GRANT_API char *grant_diags_location(const grant_diags *d, size_t i);
 
 /* ---- compare ---------------------------------------------------------- */
 
