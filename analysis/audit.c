@@ -1229,15 +1229,16 @@ static void check_sockets(audit *A)
     };
     for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
         gk_strvec_push(&tops, known[i]);
-    const char *env_keys[] = {"XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "DOCKER_HOST"};
-    for (size_t i = 0; i < sizeof(env_keys) / sizeof(*env_keys); i++) {
-        const char *v = getenv(env_keys[i]);
+    /* The environment as the context captured it (freeze.h). */
+    const char *ambient[] = {A->ctx->runtime_dir, A->ctx->ssh_auth_sock, A->ctx->docker_host};
+    for (size_t i = 0; i < sizeof(ambient) / sizeof(*ambient); i++) {
+        const char *v = ambient[i];
         if (v && gk_has_prefix(v, "unix://"))
             v += 7;
         if (v && v[0] == '/')
             gk_strvec_push(&tops, v);
     }
-    gk_strvec_push_take(&tops, gk_printf("/run/user/%u", (unsigned)getuid()));
+    gk_strvec_push_take(&tops, gk_printf("/run/user/%u", A->ctx->uid));
     if (A->ctx->home)
         gk_strvec_push_take(&tops, gk_path_join(A->ctx->home, ".docker/run/docker.sock"));
     if (A->all_fs)
