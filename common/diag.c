@@ -226,12 +226,14 @@ char *gk_diag_render(const gk_diag *dg)
 {
     gk_buf b = {0};
     const char *sev = severity_name(dg->severity);
+    gk_autofree char *with_id = dg->id ? gk_printf("%s %s", dg->id, dg->message) : NULL;
+    const char *msg = with_id ? with_id : dg->message;
     if (dg->loc.src)
-        render_at(&b, dg->loc, sev, dg->message);
+        render_at(&b, dg->loc, sev, msg);
     else if (dg->file)
-        gk_buf_printf(&b, "%s: %s: %s\n", dg->file, sev, dg->message);
+        gk_buf_printf(&b, "%s: %s: %s\n", dg->file, sev, msg);
     else
-        gk_buf_printf(&b, "%s: %s\n", sev, dg->message);
+        gk_buf_printf(&b, "%s: %s\n", sev, msg);
     if (dg->hint)
         gk_buf_printf(&b, "hint: %s\n", dg->hint);
     if (dg->has_related) {
@@ -294,6 +296,13 @@ int grant_diags_severity(const grant_diags *d, size_t i)
     /* grant.h promises 0 error, 1 warning, 2 note: the reverse of the
      * one scale (grant_severity), kept for callers written against it. */
     return GRANT_SEVERITY_ERROR - (int)d->v[i].severity;
+}
+
+const char *grant_diags_id(const grant_diags *d, size_t i)
+{
+    if (!d || i >= d->n)
+        return NULL;
+    return d->v[i].id;
 }
 
 const char *grant_diags_message(const grant_diags *d, size_t i)

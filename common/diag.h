@@ -53,7 +53,8 @@ typedef struct gk_diag {
     gk_severity severity;
     gk_loc loc;       /* may have src == NULL */
     char *file;       /* file name when loc.src is NULL (e.g. cannot open) */
-    char *message;    /* "expected ';' after rule" */
+    const char *id;   /* a finding's stable id ("SB001", static), else NULL */
+    char *message;    /* "expected ';' after rule"; no id */
     char *hint;       /* "did you mean 'exec'?" or NULL */
     bool has_related;
     gk_loc related;   /* second position, e.g. the first of two conflicting rules */
@@ -86,7 +87,8 @@ GK_HIDDEN void gk_diag_relate(gk_diag *dg, gk_loc loc, const char *fmt, ...)
  *    LINE | SOURCE LINE
  *         | ^
  *
- * Without a position: "FILE: error: MESSAGE". Caller frees. */
+ * Without a position: "FILE: error: MESSAGE". A finding's MESSAGE is
+ * "ID MESSAGE" (its id field, then the message). Caller frees. */
 GK_HIDDEN char *gk_diag_render(const gk_diag *dg);
 
 #endif

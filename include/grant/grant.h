@@ -50,8 +50,11 @@ GRANT_API size_t grant_diags_errors(const grant_diags *d);
 GRANT_API char *grant_diags_render(const grant_diags *d, size_t i);
 /* 0 error, 1 warning, 2 note (the reverse of grant_severity, kept). */
 GRANT_API int grant_diags_severity(const grant_diags *d, size_t i);
-/* The bare message of diagnostic i (no position). */
+/* The bare message of diagnostic i (no position, no id). */
 GRANT_API const char *grant_diags_message(const grant_diags *d, size_t i);
+/* The stable id of diagnostic i when it is a finding ("SB001"), else NULL.
+ * grant_diags_render writes it before the message. */
+GRANT_API const char *grant_diags_id(const grant_diags *d, size_t i);
 /* "file:line:col" of diagnostic i ("file" alone when it has no position;
  * NULL when it has neither). Caller frees. For machine-readable reports. */
 GRANT_API char *grant_diags_location(const grant_diags *d, size_t i);
@@ -334,8 +337,9 @@ GRANT_API char *grant_sbpl_answer_json(const grant_sbpl_answer *a);
 /* Lint (cli.md, sbpl lint): rules shadowed by a later rule, operand-less
  * allows, allows of default, unanchored regexes, unresolved params and
  * imports, no default rule, paths Seatbelt never sees (/tmp, /var, /etc).
- * Each finding is a warning or note in findings whose message starts with
- * its id ("SB001 shadowed: ..."). Returns the number of findings. */
+ * Each finding is a warning or note in findings with its stable id
+ * (grant_diags_id: "SB001") and the message "NAME: TEXT" ("shadowed:
+ * ..."); rendered, "SB001 shadowed: ...". Returns the number of findings. */
 GRANT_API size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *findings);
 
 /* ---- compare ---------------------------------------------------------- */
