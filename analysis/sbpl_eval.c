@@ -17,6 +17,8 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "analysis/sbpl.h"
+#include "analysis/analysis.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <pcre2.h>
@@ -839,26 +841,6 @@ int grant_sbpl_eval(const grant_sbpl *s, const char *operation, const char *arg,
 
 /* ---- JSON -------------------------------------------------------------------------- */
 
-static void json_str(gk_buf *b, const char *s)
-{
-    if (!s) {
-        gk_buf_puts(b, "null");
-        return;
-    }
-    gk_buf_putc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            gk_buf_putc(b, '\\');
-            gk_buf_putc(b, (char)*p);
-        } else if (*p < 0x20) {
-            gk_buf_printf(b, "\\u%04x", *p);
-        } else {
-            gk_buf_putc(b, (char)*p);
-        }
-    }
-    gk_buf_putc(b, '"');
-}
-
 static const char *verdict_name(grant_sbpl_verdict v)
 {
     return v == GRANT_SBPL_ALLOW ? "allow" : v == GRANT_SBPL_DENY ? "deny" : "undecided";
@@ -869,31 +851,23 @@ char *grant_sbpl_answer_json(const grant_sbpl_answer *a)
     if (!a)
         return NULL;
     gk_buf b = {0};
-    gk_buf_printf(&b, "{\"line\":%u,\"note\":", a->line);
-    json_str(&b, a->note);
-    gk_buf_puts(&b, ",\"operation\":");
-    json_str(&b, a->operation);
-    gk_buf_puts(&b, ",\"origin\":");
-    json_str(&b, a->origin);
-    gk_buf_puts(&b, ",\"rule\":");
-    json_str(&b, a->rule);
-    gk_buf_puts(&b, ",\"verdict\":");
-    json_str(&b, verdict_name(a->verdict));
-    gk_buf_putc(&b, '}');
+    gk_json_out j;
+    gk_json_init(&j, &b, false);
+    gk_json_object(&j);
+    gk_json_key(&j, "line");
+    gk_json_int(&j, a->line);
+    gk_json_key(&j, "note");
+    gk_json_string(&j, a->note);
+    gk_json_key(&j, "operation");
+    gk_json_string(&j, a->operation);
+    gk_json_key(&j, "origin");
+    gk_json_string(&j, a->origin);
+    gk_json_key(&j, "rule");
+    gk_json_string(&j, a->rule);
+    gk_json_key(&j, "verdict");
+    gk_json_string(&j, verdict_name(a->verdict));
+    gk_json_end(&j);
     return gk_buf_steal(&b, NULL);
-}
-
-char *grant_diags_location(const grant_diags *d, size_t i)
-{
-    if (!d || i >= d->n)
-        return NULL;
-    const gk_diag *dg = &d->v[i];
-    if (dg->loc.src) {
-        unsigned line, col;
-        gk_source_linecol(dg->loc.src, dg->loc.start, &line, &col);
-        return gk_printf("%s:%u:%u", dg->loc.src->name, line, col);
-    }
-    return dg->file ? gk_strdup(dg->file) : NULL;
 }
 
 /* ---- lint ---------------------------------------------------------------------------- */
@@ -978,20 +952,36 @@ static bool ops_within(const gk_sb_rule *r, const gk_sb_rule *later)
     return true;
 }
 
-typedef struct finding {
-    size_t srcidx;
-    uint32_t start;
-    int id;
-    gk_severity sev;
-    gk_loc loc;
-    char *msg, *hint;
-    bool related;
-    gk_loc rel;
-    char *relmsg;
-} finding;
+/* The lint's rules (analysis.h): ids are stable, never renumbered. */
+enum {
+    L_INCOMPLETE,
+    L_SHADOWED,
+    L_OPERAND_LESS,
+    L_ALLOW_DEFAULT,
+    L_UNANCHORED,
+    L_UNRESOLVED_PARAM,
+    L_UNRESOLVED_IMPORT,
+    L_NO_DEFAULT,
+    L_UNSEEN_PATH,
+    L_COUNT
+};
+
+static const gk_rule lint_rules[L_COUNT] = {
+    [L_INCOMPLETE] = {"SB000", "incomplete", GRANT_SEVERITY_NOTE, NULL, NULL, NULL},
+    [L_SHADOWED] = {"SB001", "shadowed", GRANT_SEVERITY_WARNING, NULL, NULL, NULL},
+    [L_OPERAND_LESS] = {"SB002", "operand-less-allow", GRANT_SEVERITY_WARNING, NULL, NULL, NULL},
+    [L_ALLOW_DEFAULT] = {"SB003", "allow-default", GRANT_SEVERITY_WARNING, NULL, NULL, NULL},
+    [L_UNANCHORED] = {"SB004", "unanchored-regex", GRANT_SEVERITY_NOTE, NULL, NULL, NULL},
+    [L_UNRESOLVED_PARAM] = {"SB005", "unresolved-param", GRANT_SEVERITY_WARNING, NULL, NULL,
+                            NULL},
+    [L_UNRESOLVED_IMPORT] = {"SB006", "unresolved-import", GRANT_SEVERITY_WARNING, NULL, NULL,
+                             NULL},
+    [L_NO_DEFAULT] = {"SB007", "no-default", GRANT_SEVERITY_WARNING, NULL, NULL, NULL},
+    [L_UNSEEN_PATH] = {"SB008", "unseen-path", GRANT_SEVERITY_NOTE, NULL, NULL, NULL},
+};
 
 typedef struct findings {
-    finding *v;
+    gk_finding *v;
     size_t n, cap;
     const grant_sbpl *s;
 } findings;
@@ -1004,30 +994,27 @@ static size_t src_index(const grant_sbpl *s, const gk_source *src)
     return s->nsources;
 }
 
-static finding *add_finding(findings *fs, int id, gk_severity sev, gk_loc loc, const char *hint,
-                            char *msg)
+/* sev: the rule's, or lighter for this instance (SB002 on a non-path
+ * operation is a note). */
+static gk_finding *add_finding(findings *fs, int rule, gk_severity sev, gk_loc loc,
+                               const char *hint, char *msg)
 {
-    finding f;
-    memset(&f, 0, sizeof(f));
-    f.srcidx = src_index(fs->s, loc.src);
-    f.start = loc.start;
-    f.id = id;
-    f.sev = sev;
-    f.loc = loc;
-    f.msg = msg;
+    gk_finding f = {.rule = &lint_rules[rule], .severity = sev, .loc = loc, .message = msg};
     f.hint = hint ? gk_strdup(hint) : NULL;
     GK_VEC_PUSH(fs->v, fs->n, fs->cap, f);
     return &fs->v[fs->n - 1];
 }
 
-static int finding_cmp(const void *pa, const void *pb)
+/* By source, offset, id. */
+static int finding_cmp(const void *pa, const void *pb, void *sbpl)
 {
-    const finding *a = pa, *b = pb;
-    if (a->srcidx != b->srcidx)
-        return a->srcidx < b->srcidx ? -1 : 1;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return a->id - b->id;
+    const gk_finding *a = pa, *b = pb;
+    size_t sa = src_index(sbpl, a->loc.src), sb = src_index(sbpl, b->loc.src);
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    if (a->loc.start != b->loc.start)
+        return a->loc.start < b->loc.start ? -1 : 1;
+    return strcmp(a->rule->id, b->rule->id);
 }
 
 /* Paths Seatbelt never sees: the kernel resolves /tmp, /var and /etc to
@@ -1046,13 +1033,12 @@ static void lint_paths(findings *fs, const gk_sb_filter *f, int depth)
     if ((f->kind == GK_SBF_LITERAL || f->kind == GK_SBF_SUBPATH || f->kind == GK_SBF_PREFIX) &&
         symlinked_spelling(f->str)) {
         for (size_t i = 0; i < fs->n; i++)
-            if (fs->v[i].id == 8 && fs->v[i].loc.src == f->loc.src &&
+            if (fs->v[i].rule == &lint_rules[L_UNSEEN_PATH] && fs->v[i].loc.src == f->loc.src &&
                 fs->v[i].loc.start == f->loc.start)
                 return; /* a define'd filter used twice: once */
-        add_finding(fs, 8, GK_NOTE, f->loc, NULL,
-                    gk_printf("SB008 unseen-path: \"%s\" is a symlinked spelling; Seatbelt "
-                              "matches the resolved path /private%s, so this filter never "
-                              "matches it",
+        add_finding(fs, L_UNSEEN_PATH, GK_NOTE, f->loc, NULL,
+                    gk_printf("\"%s\" is a symlinked spelling; Seatbelt matches the "
+                              "resolved path /private%s, so this filter never matches it",
                               f->str, f->str));
     }
 }
@@ -1077,10 +1063,10 @@ size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
             has_default = true;
         gk_loc site = r->loc;
         if (on_default && r->action == GK_SB_ALLOW) {
-            add_finding(&fs, 3, GK_WARNING, site,
+            add_finding(&fs, L_ALLOW_DEFAULT, GK_WARNING, site,
                         "start from (deny default) and allow what the program needs",
-                        gk_strdup("SB003 allow-default: (allow default) allows every operation "
-                                  "no later rule denies"));
+                        gk_strdup("(allow default) allows every operation no later rule "
+                                  "denies"));
         } else if (r->action == GK_SB_ALLOW && !r->filter) {
             for (size_t k = 0; k < r->nops; k++) {
                 gk_sb_argkind ak = gk_sb_op_argkind(r->ops[k]);
@@ -1091,10 +1077,9 @@ size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
                 const char *name = gk_sb_op_name(r->ops[k]);
                 if (strcmp(name, "process-exec*") == 0)
                     name = "process-exec";
-                add_finding(&fs, 2, serious ? GK_WARNING : GK_NOTE, site,
+                add_finding(&fs, L_OPERAND_LESS, serious ? GK_WARNING : GK_NOTE, site,
                             "add a filter such as (subpath \"/dir\") or (literal \"/file\")",
-                            gk_printf("SB002 operand-less-allow: (allow %s) has no filter, so "
-                                      "it allows %s on everything",
+                            gk_printf("(allow %s) has no filter, so it allows %s on everything",
                                       name, name));
                 break;
             }
@@ -1106,9 +1091,9 @@ size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
         for (size_t k = i + 1; k < s->n && !budget_out; k++) {
             if (++pairs > SHADOW_BUDGET) {
                 budget_out = true;
-                add_finding(&fs, 0, GK_NOTE, site, NULL,
-                            gk_printf("SB000 incomplete: shadowing was checked for the "
-                                      "rules before this one only (%d rule pairs)",
+                add_finding(&fs, L_INCOMPLETE, GK_NOTE, site, NULL,
+                            gk_printf("shadowing was checked for the rules before this one "
+                                      "only (%d rule pairs)",
                                       SHADOW_BUDGET));
                 break;
             }
@@ -1118,15 +1103,15 @@ size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
                 continue;
             gk_autofree char *where = gk_loc_origin(rule_site(l));
             bool same = l->action == r->action;
-            finding *f = add_finding(
-                &fs, 1, GK_WARNING, site,
+            gk_finding *f = add_finding(
+                &fs, L_SHADOWED, GK_WARNING, site,
                 same ? "remove it, or narrow the later rule" : "move it after the later rule",
-                gk_printf("SB001 shadowed: this rule never decides: the later rule at %s "
+                gk_printf("this rule never decides: the later rule at %s "
                           "matches every query it does%s",
                           where, same ? " (with the same action)" : " and overrides it"));
-            f->related = true;
-            f->rel = rule_site(l);
-            f->relmsg = gk_strdup("the later rule");
+            f->has_related = true;
+            f->related = rule_site(l);
+            f->related_message = gk_strdup("the later rule");
             break;
         }
     }
@@ -1139,38 +1124,29 @@ size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
             dup = s->regexes[k]->loc.src == f->loc.src && s->regexes[k]->loc.start == f->loc.start;
         if (dup)
             continue;
-        add_finding(&fs, 4, GK_NOTE, f->loc,
+        add_finding(&fs, L_UNANCHORED, GK_NOTE, f->loc,
                     "start it with ^ to match from the root; keep it if any depth is meant",
-                    gk_printf("SB004 unanchored-regex: #\"%s\" is searched anywhere in the "
-                              "string, not matched from its start",
+                    gk_printf("#\"%s\" is searched anywhere in the string, not matched "
+                              "from its start",
                               f->str));
     }
     for (size_t i = 0; i < s->nparams; i++)
-        add_finding(&fs, 5, GK_WARNING, s->params[i].loc, "give it with -D NAME=VALUE",
-                    gk_printf("SB005 unresolved-param: param \"%s\" has no value",
-                              s->params[i].name));
+        add_finding(&fs, L_UNRESOLVED_PARAM, GK_WARNING, s->params[i].loc,
+                    "give it with -D NAME=VALUE",
+                    gk_printf("param \"%s\" has no value", s->params[i].name));
     for (size_t i = 0; i < s->nimports; i++)
-        add_finding(&fs, 6, GK_WARNING, s->imports[i].loc,
+        add_finding(&fs, L_UNRESOLVED_IMPORT, GK_WARNING, s->imports[i].loc,
                     "put the file beside the profile, or give -D IMPORT_DIR=DIR",
-                    gk_printf("SB006 unresolved-import: import \"%s\" was not resolved",
-                              s->imports[i].name));
+                    gk_printf("import \"%s\" was not resolved", s->imports[i].name));
     if (!has_default && s->nsources) {
         gk_loc top = {s->sources[0], 0, 0};
-        add_finding(&fs, 7, GK_WARNING, top, "add (deny default) after (version 1)",
-                    gk_strdup("SB007 no-default: the profile has no (deny default) or (allow "
-                              "default): whatever no rule matches is allowed"));
+        add_finding(&fs, L_NO_DEFAULT, GK_WARNING, top, "add (deny default) after (version 1)",
+                    gk_strdup("the profile has no (deny default) or (allow default): "
+                              "whatever no rule matches is allowed"));
     }
     if (fs.n > 1)
-        qsort(fs.v, fs.n, sizeof(*fs.v), finding_cmp);
-    for (size_t i = 0; i < fs.n; i++) {
-        finding *f = &fs.v[i];
-        gk_diag *d = gk_diag_add(out, f->sev, f->loc, f->hint, "%s", f->msg);
-        if (f->related)
-            gk_diag_relate(d, f->rel, "%s", f->relmsg);
-        free(f->msg);
-        free(f->hint);
-        free(f->relmsg);
-    }
+        qsort_r(fs.v, fs.n, sizeof(*fs.v), finding_cmp, (void *)s);
+    gk_findings_to_diags(fs.v, fs.n, out);
     free(fs.v);
     return fs.n;
 }

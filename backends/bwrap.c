@@ -42,10 +42,10 @@
  *   USER from the freeze context); grantrun passes the command's own.
  */
 #include "backends/backend.h"
+#include "common/json.h"
 #include "common/pathmap.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1118,16 +1118,13 @@ int gk_emit_bwrap(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
         for (size_t i = 0; i < a->n; i++)
             gk_buf_add(out, a->v[i], strlen(a->v[i]) + 1);
     } else if (strcmp(f, "json") == 0) {
-        json_t *arr = json_array();
+        gk_json_out j;
+        gk_json_init(&j, out, false);
+        gk_json_array(&j);
         for (size_t i = 0; i < a->n; i++)
-            json_array_append_new(arr, json_string_nocheck(a->v[i]));
-        char *s = json_dumps(arr, JSON_COMPACT);
-        json_decref(arr);
-        if (!s)
-            abort(); /* allocation failure (strings are valid UTF-8: frozen paths) */
-        gk_buf_puts(out, s);
+            gk_json_string(&j, a->v[i]);
+        gk_json_end(&j);
         gk_buf_putc(out, '\n');
-        free(s);
     } else {
         for (size_t i = 0; i < a->n; i++) {
             if (i)

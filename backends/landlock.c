@@ -23,9 +23,9 @@
  * masks and read-only re-binds carry them).
  */
 #include "backends/backend.h"
+#include "common/json.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,13 +280,9 @@ static void mount_rules(ruleset *rs, const gk_bwrap_plan *plan, bool offline, bo
     }
 }
 
-void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *given,
-                            grant_diags *notes, gk_ll_ruleset *out)
+/* The rights ABI abi handles, with a note for each it lacks. */
+static uint32_t handled_rights(int abi, bool offline, grant_diags *notes)
 {
-    const gk_projection *pr = in->proj;
-    bool offline = gk_target_is_offline(in->policy->ctx);
-
-    int abi = offline ? GK_LANDLOCK_DEFAULT_ABI : host_abi(notes);
     if (offline)
         gk_diag_file(notes, GK_NOTE, NOTE_FILE,
                      "offline target: Landlock ABI %d is assumed; EXECUTE goes to the ELF "
@@ -307,58 +303,52 @@ void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *given,
                      "Landlock ABI %d cannot restrict truncate(2) (bwrap's read-only binds still "
                      "refuse it)",
                      abi);
+    return handled;
+}
 
-    gk_bwrap_plan own;
-    if (!given) {
-        grant_diags *scratch = grant_diags_new(); /* the bwrap notes are bwrap's */
-        gk_bwrap_plan_build_mounts(in, scratch, &own);
-        grant_diags_free(scratch);
+/* EXECUTE on the admits and the interpreter. */
+static void exec_rules(ruleset *rs, const gk_emit_input *in, const gk_bwrap_plan *plan,
+                       bool offline)
+{
+    const gk_projection *pr = in->proj;
+    gk_strvec exe = {0};
+    gk_strvec_copy(&exe, &pr->exec_admit);
+    for (size_t i = 0; i < sizeof(interpreter) / sizeof(*interpreter); i++) {
+        struct stat st;
+        if (offline || (interpreter[i].native && stat(interpreter[i].path, &st) == 0))
+            gk_strvec_push(&exe, interpreter[i].path);
     }
-    const gk_bwrap_plan *plan = given ? given : &own;
-
-    ruleset rs = {0};
-    rs.abi = abi;
-    rs.handled = handled;
-    mount_rules(&rs, plan, offline, !pr->exec_restricted);
-    merge(&rs);
-
-    /* EXECUTE on the admits and the interpreter. */
-    if (pr->exec_restricted) {
-        gk_strvec exe = {0};
-        gk_strvec_copy(&exe, &pr->exec_admit);
-        for (size_t i = 0; i < sizeof(interpreter) / sizeof(*interpreter); i++) {
+    gk_strvec_sort_unique(&exe);
+    size_t mounted = rs->n; /* covering() reads only the sorted part */
+    for (size_t i = 0; i < exe.n; i++) {
+        const char *a = exe.v[i];
+        /* Only what the sandbox shows can be run at all. */
+        gk_autofree char *seen = through_links(plan, a);
+        ruleset sorted = {.v = rs->v, .n = mounted, .cap = rs->cap};
+        if (!covering(&sorted, seen, LL_READ_FILE))
+            continue;
+        bool file;
+        if (offline) {
+            file = !admitted_dir(in->policy, a);
+        } else {
             struct stat st;
-            if (offline || (interpreter[i].native && stat(interpreter[i].path, &st) == 0))
-                gk_strvec_push(&exe, interpreter[i].path);
-        }
-        gk_strvec_sort_unique(&exe);
-        size_t mounted = rs.n; /* covering() reads only the sorted part */
-        for (size_t i = 0; i < exe.n; i++) {
-            const char *a = exe.v[i];
-            /* Only what the sandbox shows can be run at all. */
-            gk_autofree char *seen = through_links(plan, a);
-            ruleset sorted = {.v = rs.v, .n = mounted, .cap = rs.cap};
-            if (!covering(&sorted, seen, LL_READ_FILE))
+            if (stat(a, &st) < 0)
                 continue;
-            bool file;
-            if (offline) {
-                file = !admitted_dir(in->policy, a);
-            } else {
-                struct stat st;
-                if (stat(a, &st) < 0)
-                    continue;
-                file = !S_ISDIR(st.st_mode);
-            }
-            grant(&rs, a, LL_EXECUTE, file);
+            file = !S_ISDIR(st.st_mode);
         }
-        gk_strvec_free(&exe);
-        merge(&rs);
+        grant(rs, a, LL_EXECUTE, file);
     }
+    gk_strvec_free(&exe);
+    merge(rs);
+}
 
-    /* What Landlock cannot take back inside a granted tree. */
+/* What Landlock cannot take back inside a granted tree. */
+static void nesting_notes(const ruleset *rs, const gk_emit_input *in, grant_diags *notes)
+{
+    const gk_projection *pr = in->proj;
     for (size_t i = 0; i < pr->deny.n; i++) {
         const char *d = pr->deny.v[i].p.real;
-        const rule *r = covering(&rs, d, ~0u);
+        const rule *r = covering(rs, d, ~0u);
         if (r)
             gk_diag_file(notes, GK_WARNING, NOTE_FILE,
                          "deny %s inside %s: Landlock cannot express a deny inside an allow "
@@ -371,7 +361,7 @@ void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *given,
     gk_strvec_copy(&ro, &pr->protect);
     gk_strvec_sort_unique(&ro);
     for (size_t i = 0; i < ro.n; i++) {
-        const rule *r = covering(&rs, ro.v[i], R_WRITE);
+        const rule *r = covering(rs, ro.v[i], R_WRITE);
         if (r)
             gk_diag_file(notes, GK_WARNING, NOTE_FILE,
                          "readonly %s inside writable %s: Landlock cannot take write rights back "
@@ -381,7 +371,7 @@ void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *given,
     gk_strvec_free(&ro);
     for (size_t i = 0; i < pr->exec_veto.n; i++) {
         const char *v = pr->exec_veto.v[i];
-        const rule *r = covering(&rs, v, LL_EXECUTE);
+        const rule *r = covering(rs, v, LL_EXECUTE);
         if (!r)
             continue;
         if (veto_dir(in->policy, v))
@@ -396,22 +386,52 @@ void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *given,
                          "bwrap /dev/null mask carries it)",
                          v, r->path);
     }
+}
 
-    /* Final rights: what the ABI handles, and on a file only file rights;
-     * a rule left with none is dropped. */
+/* Final rights: what the ABI handles, and on a file only file rights;
+ * a rule left with none is dropped. */
+static void final_rights(ruleset *rs, uint32_t handled)
+{
     size_t w = 0;
-    for (size_t i = 0; i < rs.n; i++) {
-        uint32_t a = rs.v[i].access & handled;
-        if (rs.v[i].file)
+    for (size_t i = 0; i < rs->n; i++) {
+        uint32_t a = rs->v[i].access & handled;
+        if (rs->v[i].file)
             a &= R_FILE_ONLY;
         if (!a) {
-            free(rs.v[i].path);
+            free(rs->v[i].path);
             continue;
         }
-        rs.v[w] = rs.v[i];
-        rs.v[w++].access = a;
+        rs->v[w] = rs->v[i];
+        rs->v[w++].access = a;
     }
-    rs.n = w;
+    rs->n = w;
+}
+
+void gk_landlock_build_from(const gk_emit_input *in, const gk_bwrap_plan *given,
+                            grant_diags *notes, gk_ll_ruleset *out)
+{
+    const gk_projection *pr = in->proj;
+    bool offline = gk_target_is_offline(in->policy->ctx);
+    int abi = offline ? GK_LANDLOCK_DEFAULT_ABI : host_abi(notes);
+    uint32_t handled = handled_rights(abi, offline, notes);
+
+    gk_bwrap_plan own;
+    if (!given) {
+        grant_diags *scratch = grant_diags_new(); /* the bwrap notes are bwrap's */
+        gk_bwrap_plan_build_mounts(in, scratch, &own);
+        grant_diags_free(scratch);
+    }
+    const gk_bwrap_plan *plan = given ? given : &own;
+
+    ruleset rs = {0};
+    rs.abi = abi;
+    rs.handled = handled;
+    mount_rules(&rs, plan, offline, !pr->exec_restricted);
+    merge(&rs);
+    if (pr->exec_restricted)
+        exec_rules(&rs, in, plan, offline);
+    nesting_notes(&rs, in, notes);
+    final_rights(&rs, handled);
     if (!given)
         gk_bwrap_plan_free(&own);
     *out = rs;
@@ -442,6 +462,16 @@ int gk_landlock_helper_text(const gk_ll_ruleset *rs, gk_buf *out)
     return 0;
 }
 
+/* The names of the rights in mask, in the table's order. */
+static void rights_json(gk_json_out *j, uint32_t mask)
+{
+    gk_json_array(j);
+    for (size_t i = 0; i < NRIGHTS; i++)
+        if (mask & rights[i].bit)
+            gk_json_string(j, rights[i].name);
+    gk_json_end(j);
+}
+
 int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
 {
     if (strcmp(in->format, "json") != 0)
@@ -451,32 +481,26 @@ int gk_emit_landlock(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
     gk_ll_ruleset rs;
     gk_landlock_build(in, notes, &rs);
     /* Rules are sorted by path; keys in bytewise order. */
-    json_t *root = json_object();
-    json_object_set_new(root, "abi", json_integer(rs.abi));
-    json_t *h = json_array();
-    for (size_t i = 0; i < NRIGHTS; i++)
-        if (rs.handled & rights[i].bit)
-            json_array_append_new(h, json_string(rights[i].name));
-    json_object_set_new(root, "handled_access_fs", h);
-    json_t *rules = json_array();
+    gk_json_out j;
+    gk_json_init(&j, out, false);
+    gk_json_object(&j);
+    gk_json_key(&j, "abi");
+    gk_json_int(&j, rs.abi);
+    gk_json_key(&j, "handled_access_fs");
+    rights_json(&j, rs.handled);
+    gk_json_key(&j, "rules");
+    gk_json_array(&j);
     for (size_t i = 0; i < rs.n; i++) {
-        json_t *o = json_object();
-        json_t *acc = json_array();
-        for (size_t k = 0; k < NRIGHTS; k++)
-            if (rs.v[i].access & rights[k].bit)
-                json_array_append_new(acc, json_string(rights[k].name));
-        json_object_set_new(o, "access", acc);
-        json_object_set_new(o, "path", json_string_nocheck(rs.v[i].path));
-        json_array_append_new(rules, o);
+        gk_json_object(&j);
+        gk_json_key(&j, "access");
+        rights_json(&j, rs.v[i].access);
+        gk_json_key(&j, "path");
+        gk_json_string(&j, rs.v[i].path);
+        gk_json_end(&j);
     }
-    gk_landlock_free(&rs);
-    json_object_set_new(root, "rules", rules);
-    char *s = json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT);
-    json_decref(root);
-    if (!s)
-        abort();
-    gk_buf_puts(out, s);
+    gk_json_end(&j);
+    gk_json_end(&j);
     gk_buf_putc(out, '\n');
-    free(s);
+    gk_landlock_free(&rs);
     return 0;
 }

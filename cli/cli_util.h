@@ -3,7 +3,7 @@
  * JSON printing.
  *
  * The programs link only the public libgrant API (grant/grant.h), so these
- * helpers stand on libc alone.
+ * helpers stand on libc and that API alone.
  */
 #ifndef GK_CLI_UTIL_H
 #define GK_CLI_UTIL_H
@@ -41,8 +41,8 @@ int cli_read_input(const char *path, char **out, size_t *len);
 /* Write all bytes to a stream and flush it; 0 or -errno. */
 int cli_write_stream(FILE *f, const char *data, size_t len);
 
-/* Print s as a JSON string literal (quotes included), escaping only '"',
- * '\\' and control characters, as the canonical IR does. */
+/* Print s as a JSON string literal (quotes included), by the library's
+ * one rule (grant_json_string), so the CLIs' JSON matches the library's. */
 void cli_json_string(FILE *f, const char *s);
 
 /* true iff the name ends in .yaml or .yml (the library's surface rule). */

@@ -936,21 +936,17 @@ static void sbpl_lint_json(const grant_diags *f)
 {
     fputc('[', stdout);
     for (size_t i = 0; i < grant_diags_count(f); i++) {
-        const char *msg = grant_diags_message(f, i);
+        const char *id = grant_diags_id(f, i);
         char *where = grant_diags_location(f, i);
-        size_t idlen = strcspn(msg, " ");
-        const char *rest = msg[idlen] ? msg + idlen + 1 : "";
         fputs(i ? ",{\"id\":" : "{\"id\":", stdout);
-        char id[16];
-        snprintf(id, sizeof(id), "%.*s", (int)(idlen < 15 ? idlen : 15), msg);
-        cli_json_string(stdout, id);
+        cli_json_string(stdout, id ? id : "");
         fputs(",\"location\":", stdout);
         if (where)
             cli_json_string(stdout, where);
         else
             fputs("null", stdout);
         fputs(",\"message\":", stdout);
-        cli_json_string(stdout, rest);
+        cli_json_string(stdout, grant_diags_message(f, i));
         fputs(",\"severity\":", stdout);
         cli_json_string(stdout, grant_diags_severity(f, i) == 1 ? "warning" : "note");
         fputc('}', stdout);

@@ -311,15 +311,17 @@ char *gk_diag_render(const gk_diag *dg)
 {
     gk_buf b = {0};
     const char *sev = severity_name(dg->severity);
+    gk_autofree char *with_id = dg->id ? gk_printf("%s %s", dg->id, dg->message) : NULL;
+    const char *msg = with_id ? with_id : dg->message;
     if (dg->loc.src)
-        render_at(&b, dg->loc, sev, dg->message);
+        render_at(&b, dg->loc, sev, msg);
     else {
         if (dg->file) {
             put_text(&b, dg->file);
             gk_buf_puts(&b, ": ");
         }
         gk_buf_printf(&b, "%s: ", sev);
-        put_text(&b, dg->message);
+        put_text(&b, msg);
         gk_buf_putc(&b, '\n');
     }
     if (dg->hint) {
@@ -387,7 +389,16 @@ int grant_diags_severity(const grant_diags *d, size_t i)
 {
     if (!d || i >= d->n)
         return -1;
-    return (int)d->v[i].severity;
+    /* grant.h promises 0 error, 1 warning, 2 note: the reverse of the
+     * one scale (grant_severity), kept for callers written against it. */
+    return GRANT_SEVERITY_ERROR - (int)d->v[i].severity;
+}
+
+const char *grant_diags_id(const grant_diags *d, size_t i)
+{
+    if (!d || i >= d->n)
+        return NULL;
+    return d->v[i].id;
 }
 
 const char *grant_diags_message(const grant_diags *d, size_t i)
@@ -395,4 +406,17 @@ const char *grant_diags_message(const grant_diags *d, size_t i)
     if (!d || i >= d->n)
         return NULL;
     return d->v[i].message;
+}
+
+char *grant_diags_location(const grant_diags *d, size_t i)
+{
+    if (!d || i >= d->n)
+        return NULL;
+    const gk_diag *dg = &d->v[i];
+    if (dg->loc.src) {
+        unsigned line, col;
+        gk_source_linecol(dg->loc.src, dg->loc.start, &line, &col);
+        return gk_printf("%s:%u:%u", dg->loc.src->name, line, col);
+    }
+    return dg->file ? gk_strdup(dg->file) : NULL;
 }

@@ -41,13 +41,20 @@ GK_HIDDEN char *gk_source_sha256_hex(const gk_source *s); /* caller frees */
 /* "file:line" of an offset, for reasons and origins. Caller frees. */
 GK_HIDDEN char *gk_loc_origin(gk_loc loc);
 
-typedef enum gk_severity { GK_ERROR, GK_WARNING, GK_NOTE } gk_severity;
+/* One severity scale: the public grant_severity (NOTE < WARNING < ERROR,
+ * so "this grave or graver" is a >=). The short names are the library's
+ * spelling of the same values. */
+typedef grant_severity gk_severity;
+#define GK_NOTE GRANT_SEVERITY_NOTE
+#define GK_WARNING GRANT_SEVERITY_WARNING
+#define GK_ERROR GRANT_SEVERITY_ERROR
 
 typedef struct gk_diag {
     gk_severity severity;
     gk_loc loc;       /* may have src == NULL */
     char *file;       /* file name when loc.src is NULL (e.g. cannot open) */
-    char *message;    /* "expected ';' after rule" */
+    const char *id;   /* a finding's stable id ("SB001", static), else NULL */
+    char *message;    /* "expected ';' after rule"; no id */
     char *hint;       /* "did you mean 'exec'?" or NULL */
     bool has_related;
     gk_loc related;   /* second position, e.g. the first of two conflicting rules */
@@ -80,7 +87,8 @@ GK_HIDDEN void gk_diag_relate(gk_diag *dg, gk_loc loc, const char *fmt, ...)
  *    LINE | SOURCE LINE
  *         | ^
  *
- * Without a position: "FILE: error: MESSAGE". Caller frees. */
+ * Without a position: "FILE: error: MESSAGE". A finding's MESSAGE is
+ * "ID MESSAGE" (its id field, then the message). Caller frees. */
 GK_HIDDEN char *gk_diag_render(const gk_diag *dg);
 
 #endif

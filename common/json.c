@@ -1,5 +1,6 @@
-/* json_out.c - streaming JSON in jansson's layout (see json_out.h). */
+/* json.c - the one JSON writer, in jansson's layout (see json.h). */
 #include "common/json.h"
+#include "grant/grant.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,15 @@ void gk_json_quote(gk_buf *b, const char *s)
     }
     gk_buf_add(b, run, (size_t)(p - run));
     gk_buf_putc(b, '"');
+}
+
+char *grant_json_string(const char *s)
+{
+    if (!s)
+        return NULL;
+    gk_buf b = {0};
+    gk_json_quote(&b, s);
+    return gk_buf_steal(&b, NULL);
 }
 
 void gk_json_string(gk_json_out *j, const char *s)

@@ -1,13 +1,25 @@
-/* json_out.h - a streaming JSON writer: the bytes jansson's json_dumps
- * would give (JSON_COMPACT, or JSON_INDENT(2)), without building a tree.
+/* json.h - the library's one JSON writer: every JSON document grantkit
+ * prints (the IR, verdicts, findings and SARIF, SBPL answers, the bwrap
+ * and landlock emitters, and through grant_json_string the CLIs) is
+ * written here, in the bytes jansson's json_dumps would give
+ * (JSON_COMPACT, or JSON_INDENT(2)), without building a tree.
  *
  * The IR, its digest and the large emitter outputs are mostly strings;
  * building a json_t tree only to print it cost more than everything else
  * the emitters do. The caller writes object keys in the order it wants
- * printed (bytewise order for canonical output). Strings are escaped as
- * jansson does with JSON_ESCAPE_SLASH and JSON_ENSURE_ASCII off: '"',
- * '\\' and U+0000..U+001F only (\b \f \n \r \t, else \u00XX); invalid
- * UTF-8 bytes become U+FFFD. tests/check_ir.c holds the output to jansson.
+ * printed (bytewise order for canonical output).
+ *
+ * Strings, the one rule: escaped as jansson does with JSON_ESCAPE_SLASH
+ * and JSON_ENSURE_ASCII off. '"' and '\\' are backslashed; U+0000..U+001F
+ * become \b \f \n \r \t or \u00XX (upper-case hex); everything else,
+ * DEL, U+2028 and U+2029 included, is copied as raw UTF-8. Invalid UTF-8
+ * (RFC 3629: a stray continuation byte, a truncated or overlong sequence,
+ * a surrogate, above U+10FFFF) cannot be printed as it is: each byte that
+ * does not begin a well-formed sequence becomes one U+FFFD, and the valid
+ * text around it is kept. Paths from the host need not be UTF-8, and a
+ * document must neither vanish (jansson refuses such strings) nor be
+ * invalid JSON. tests/check_ir.c holds the output to jansson and the rule
+ * to a table.
  *
  * Ownership: a gk_json_out writes into the caller's gk_buf and owns
  * nothing; it keeps container state for at most GK_JSON_MAX_DEPTH levels

@@ -268,6 +268,10 @@ int grant_context_new(grant_context **out)
     }
     xdg_follow_home(ctx);
     ctx->policy_path = policy_path_default();
+    ctx->runtime_dir = gk_strdup(getenv("XDG_RUNTIME_DIR"));
+    ctx->ssh_auth_sock = gk_strdup(getenv("SSH_AUTH_SOCK"));
+    ctx->docker_host = gk_strdup(getenv("DOCKER_HOST"));
+    ctx->uid = (unsigned)getuid();
     *out = ctx;
     return 0;
 }
@@ -284,6 +288,9 @@ void grant_context_free(grant_context *ctx)
     for (int i = 0; i < GK_XDG_COUNT; i++)
         free(ctx->xdg[i]);
     free(ctx->policy_path);
+    free(ctx->runtime_dir);
+    free(ctx->ssh_auth_sock);
+    free(ctx->docker_host);
     free(ctx);
 }
 
@@ -301,6 +308,9 @@ grant_context *gk_context_copy(const grant_context *ctx)
     for (int i = 0; i < GK_XDG_COUNT; i++)
         c->xdg[i] = gk_strdup(ctx->xdg[i]);
     c->policy_path = gk_strdup(ctx->policy_path);
+    c->runtime_dir = gk_strdup(ctx->runtime_dir);
+    c->ssh_auth_sock = gk_strdup(ctx->ssh_auth_sock);
+    c->docker_host = gk_strdup(ctx->docker_host);
     return c;
 }
 

@@ -31,6 +31,13 @@ struct grant_context {
      * the environment: a compiled IR read together with explicit values
      * that disagree with its context is an error. */
     unsigned explicit_mask;
+    /* Ambient host inputs, read once with the defaults so that no later
+     * stage reads the environment (the audit's socket scan starts here).
+     * Never part of the IR or its context check; NULL when unset. */
+    char *runtime_dir;   /* XDG_RUNTIME_DIR */
+    char *ssh_auth_sock; /* SSH_AUTH_SOCK */
+    char *docker_host;   /* DOCKER_HOST */
+    unsigned uid;        /* getuid() */
 };
 #define GK_CTX_BIT(key) (1u << (key))             /* grant_ctx_key */
 #define GK_CTX_BIT_TARGET (1u << 8)

@@ -8,10 +8,10 @@
  *     the deciding layer, rule and identity.
  * The property tests hold the two to the same answers. */
 #include "gate/gate.h"
+#include "common/json.h"
 #include "common/pathmap.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -917,47 +917,28 @@ const char *grant_verdict_hint(const grant_verdict *v)
     return v ? v->hint : NULL;
 }
 
-/* JSON strings are UTF-8; a path need not be. Invalid bytes become U+FFFD
- * rather than losing the key (jansson refuses invalid UTF-8). */
-static json_t *jstr_or_null(const char *s)
-{
-    if (!s)
-        return json_null();
-    if (gk_utf8_valid(s, strlen(s)))
-        return json_string(s);
-    gk_buf b = {0};
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
-                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
-        size_t avail = strnlen((const char *)p, 4);
-        if (n && n <= avail && gk_utf8_valid((const char *)p, n)) {
-            gk_buf_add(&b, (const char *)p, n);
-            p += n;
-        } else {
-            gk_buf_puts(&b, "\xEF\xBF\xBD");
-            p++;
-        }
-    }
-    json_t *j = json_string(b.data ? b.data : "");
-    gk_buf_free(&b);
-    return j;
-}
-
+/* Keys in bytewise order, a missing field as null; a path that is not
+ * UTF-8 keeps its key (common/json.h's one rule). */
 char *grant_verdict_json(const grant_verdict *v)
 {
     if (!v)
         return NULL;
     static const char *const answers[] = {"denied", "allowed", "not-found"};
-    json_t *o = json_object();
-    json_object_set_new(o, "answer", json_string(answers[v->answer]));
-    json_object_set_new(o, "hint", jstr_or_null(v->hint));
-    json_object_set_new(o, "identity", jstr_or_null(v->identity));
-    json_object_set_new(o, "layer", jstr_or_null(v->layer));
-    json_object_set_new(o, "origin", jstr_or_null(v->origin));
-    json_object_set_new(o, "path", jstr_or_null(v->path));
-    json_object_set_new(o, "rule", jstr_or_null(v->rule));
-    char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
-    json_decref(o);
-    return s;
+    const struct {
+        const char *key, *value;
+    } fields[] = {
+        {"answer", answers[v->answer]}, {"hint", v->hint},     {"identity", v->identity},
+        {"layer", v->layer},            {"origin", v->origin}, {"path", v->path},
+        {"rule", v->rule},
+    };
+    gk_buf b = {0};
+    gk_json_out j;
+    gk_json_init(&j, &b, false);
+    gk_json_object(&j);
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        gk_json_key(&j, fields[i].key);
+        gk_json_string(&j, fields[i].value);
+    }
+    gk_json_end(&j);
+    return gk_buf_steal(&b, NULL);
 }

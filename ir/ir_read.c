@@ -1101,54 +1101,44 @@ static gk_loc parse_error_loc(gk_source *src, const json_error_t *e)
     return loc;
 }
 
-grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *diags)
+/* The document as JSON, or NULL with the parse error as a diagnostic. */
+static json_t *parse_document(gk_source *src, grant_diags *diags)
 {
-    /* No caller context: nothing was set explicitly, the IR's rules. */
-    grant_context *own_ctx = NULL;
-    if (!ctx) {
-        grant_context_new(&own_ctx);
-        own_ctx->explicit_mask = 0;
-        ctx = own_ctx;
-    }
     json_error_t je;
     json_t *root = json_loadb(src->text, src->len, JSON_REJECT_DUPLICATES, &je);
-    if (!root) {
-        gk_loc loc = parse_error_loc(src, &je);
-        if (json_error_code(&je) == json_error_duplicate_key) {
-            /* The token is the key as written, quotes included. */
-            gk_autofree char *key = gk_strndup(src->text + loc.start, loc.end - loc.start);
-            size_t kl = strlen(key);
-            if (kl >= 2 && key[0] == '"' && key[kl - 1] == '"')
-                gk_diag_add(diags, GK_ERROR, loc, "each key may appear once per object",
-                            "duplicate key '%.*s'", (int)(kl - 2), key + 1);
-            else
-                gk_diag_add(diags, GK_ERROR, loc, NULL, "duplicate key %s", key);
-        } else {
-            gk_diag_add(diags, GK_ERROR, loc, NULL, "invalid JSON: %s", je.text);
-        }
-        grant_context_free(own_ctx);
-        return NULL;
+    if (root)
+        return root;
+    gk_loc loc = parse_error_loc(src, &je);
+    if (json_error_code(&je) == json_error_duplicate_key) {
+        /* The token is the key as written, quotes included. */
+        gk_autofree char *key = gk_strndup(src->text + loc.start, loc.end - loc.start);
+        size_t kl = strlen(key);
+        if (kl >= 2 && key[0] == '"' && key[kl - 1] == '"')
+            gk_diag_add(diags, GK_ERROR, loc, "each key may appear once per object",
+                        "duplicate key '%.*s'", (int)(kl - 2), key + 1);
+        else
+            gk_diag_add(diags, GK_ERROR, loc, NULL, "duplicate key %s", key);
+    } else {
+        gk_diag_add(diags, GK_ERROR, loc, NULL, "invalid JSON: %s", je.text);
     }
+    return NULL;
+}
 
-    ir_reader rd = {.src = src, .diags = diags};
-    ir_reader *r = &rd;
-    grant_policy *p = NULL;
-    if (!WANT_OBJECT(r, root))
-        goto out;
-
-    /* Version and kind first: a document of another version or kind is not
-     * worth a list of unknown keys. */
+/* Version and kind first: a document of another version or kind is not
+ * worth a list of unknown keys. */
+static bool read_header(ir_reader *r, json_t *root)
+{
     json_t *v = json_object_get(root, "grantkit");
     enter_key(r, "grantkit");
     if (!v) {
         leave(r);
         err_at(r, false, "is this a compiled policy? ('grantc compile' writes one)",
                "missing key 'grantkit'");
-        goto out;
+        return false;
     }
     if (!want(r, v, json_is_integer(v), "an integer")) {
         leave(r);
-        goto out;
+        return false;
     }
     if (json_integer_value(v) != GRANTKIT_IR_VERSION) {
         gk_autofree char *hint = gk_printf("this grantkit reads version %d; compile the policy again",
@@ -1156,7 +1146,7 @@ grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *
         err_at(r, false, hint, "unsupported IR version %" JSON_INTEGER_FORMAT,
                json_integer_value(v));
         leave(r);
-        goto out;
+        return false;
     }
     leave(r);
     v = json_object_get(root, "kind");
@@ -1164,15 +1154,28 @@ grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *
     if (v && WANT_STRING(r, v) && strcmp(json_string_value(v), "policy") != 0) {
         err_at(r, false, "expected 'policy'", "unsupported kind '%s'", json_string_value(v));
         leave(r);
-        goto out;
+        return false;
     }
     leave(r);
-    if (r->errors)
-        goto out;
+    return r->errors == 0;
+}
 
-    if (!CHECK_KEYS(r, root, "context", "grantkit", "kind", "layers", "projection", "sources"))
-        goto out;
+/* The one derived fact that cannot be derived again elsewhere: where the
+ * sources were on the compiling host. */
+static void read_protect(json_t *root, grant_policy *p)
+{
+    json_t *prot = json_object_get(json_object_get(root, "projection"), "protect");
+    size_t i;
+    json_t *e;
+    if (json_is_array(prot))
+        json_array_foreach(prot, i, e) if (json_is_string(e))
+            gk_strvec_push(&p->protect, json_string_value(e));
+    gk_strvec_sort_unique(&p->protect);
+}
 
+/* The policy a well-headed document describes, errors counted in r. */
+static grant_policy *read_policy(ir_reader *r, json_t *root, const grant_context *ctx)
+{
     ir_context c = {0};
     enter_key(r, "context");
     bool ctx_ok = read_context(r, json_object_get(root, "context"), &c);
@@ -1180,7 +1183,7 @@ grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *
     if (ctx_ok)
         check_agreement(r, ctx, &c);
 
-    p = gk_policy_new(ctx);
+    grant_policy *p = gk_policy_new(ctx);
     if (ctx_ok)
         apply_context(p->ctx, &c);
 
@@ -1202,23 +1205,32 @@ grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *
     enter_key(r, "projection");
     read_projection(r, json_object_get(root, "projection"));
     leave(r);
-    /* The one derived fact that cannot be derived again elsewhere: where
-     * the sources were on the compiling host. */
-    {
-        json_t *prot = json_object_get(json_object_get(root, "projection"), "protect");
-        size_t i;
-        json_t *e;
-        if (json_is_array(prot))
-            json_array_foreach(prot, i, e) if (json_is_string(e))
-                gk_strvec_push(&p->protect, json_string_value(e));
-        gk_strvec_sort_unique(&p->protect);
-    }
+    read_protect(root, p);
 
     enter_key(r, "sources");
     read_sources(r, json_object_get(root, "sources"), p);
     leave(r);
+    return p;
+}
 
-out:
+grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *diags)
+{
+    json_t *root = parse_document(src, diags);
+    if (!root)
+        return NULL;
+    /* No caller context: nothing was set explicitly, the IR's rules. */
+    grant_context *own_ctx = NULL;
+    if (!ctx) {
+        grant_context_new(&own_ctx);
+        own_ctx->explicit_mask = 0;
+        ctx = own_ctx;
+    }
+    ir_reader rd = {.src = src, .diags = diags};
+    ir_reader *r = &rd;
+    grant_policy *p = NULL;
+    if (WANT_OBJECT(r, root) && read_header(r, root) &&
+        CHECK_KEYS(r, root, "context", "grantkit", "kind", "layers", "projection", "sources"))
+        p = read_policy(r, root, ctx);
     json_decref(root);
     grant_context_free(own_ctx);
     if (r->errors) {

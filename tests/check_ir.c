@@ -608,6 +608,53 @@ START_TEST(test_json_out_is_jansson)
 }
 END_TEST
 
+/* The one string rule (common/json.h, grantc(1) JSON OUTPUT), once, as a
+ * table: every JSON document of the library and the CLIs goes through it. */
+START_TEST(test_json_string_rule)
+{
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"", "\"\""},
+        {"/usr/bin", "\"/usr/bin\""},
+        {"a\"b\\c/d", "\"a\\\"b\\\\c/d\""},
+        /* valid non-ASCII: copied as it is, 2, 3 and 4 bytes */
+        {"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80", "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\""},
+        /* U+2028, U+2029, U+0085 and DEL: valid JSON raw, not escaped */
+        {"\xE2\x80\xA8|\xE2\x80\xA9|\xC2\x85|\x7F", "\"\xE2\x80\xA8|\xE2\x80\xA9|\xC2\x85|\x7F\""},
+        /* control characters: short escapes, else \u00XX in upper case */
+        {"\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\""},
+        {"\x01\x0B\x1F", "\"\\u0001\\u000B\\u001F\""},
+        /* invalid UTF-8: each byte that begins no well-formed sequence is
+         * one U+FFFD, the valid text around it kept */
+        {"a\xFF" "b", "\"a\xEF\xBF\xBD" "b\""},
+        {"\x80\xBF", "\"\xEF\xBF\xBD\xEF\xBF\xBD\""},                 /* stray continuations */
+        {"\xC3", "\"\xEF\xBF\xBD\""},                                 /* truncated at the end */
+        {"\xE2\x82" "x", "\"\xEF\xBF\xBD\xEF\xBF\xBDx\""},            /* truncated inside */
+        {"\xC0\xAF", "\"\xEF\xBF\xBD\xEF\xBF\xBD\""},                 /* overlong '/' */
+        {"\xED\xA0\x80", "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\""}, /* a surrogate */
+        {"\xF4\x90\x80\x80", "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\""}, /* > U+10FFFF */
+        {"\xC3\xA9\xFF\xC3\xA9", "\"\xC3\xA9\xEF\xBF\xBD\xC3\xA9\""},  /* valid kept around */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        gk_autofree char *got = grant_json_string(cases[i].in);
+        ck_assert_msg(strcmp(got, cases[i].want) == 0, "case %zu: got %s, want %s", i, got,
+                      cases[i].want);
+        gk_buf b = {0};
+        gk_json_quote(&b, cases[i].in);
+        gk_autofree char *quoted = gk_buf_steal(&b, NULL);
+        ck_assert_str_eq(quoted, got);
+        /* and it is JSON that jansson reads back */
+        json_error_t e;
+        gk_autofree char *doc = gk_printf("[%s]", got);
+        json_t *v = json_loads(doc, 0, &e);
+        ck_assert_msg(v != NULL, "case %zu: %s", i, e.text);
+        json_decref(v);
+    }
+    ck_assert_ptr_null(grant_json_string(NULL));
+}
+END_TEST
+
 /* ---- rejections as data --------------------------------------------------- */
 
 START_TEST(test_rejects)
@@ -934,6 +981,7 @@ static Suite *ir_suite(void)
     tcase_add_test(writer, test_roundtrip_no_implicit);
     tcase_add_test(writer, test_escaping_controls);
     tcase_add_test(writer, test_json_out_is_jansson);
+    tcase_add_test(writer, test_json_string_rule);
     suite_add_tcase(s, writer);
 
     TCase *reader = tcase_create("reader");

@@ -193,6 +193,17 @@ START_TEST(test_lint)
         grant_diags *f = grant_diags_new();
         size_t n = grant_sbpl_lint(s, f);
         ck_assert_uint_eq(n, grant_diags_count(f));
+        /* The stable id is a field, not message text; rendered before it. */
+        for (size_t k = 0; k < n; k++) {
+            const char *id = grant_diags_id(f, k);
+            const char *msg = grant_diags_message(f, k);
+            ck_assert_msg(id && strlen(id) == 5 && gk_has_prefix(id, "SB"), "%s: finding %zu id",
+                          files.v[i], k);
+            ck_assert_msg(!gk_has_prefix(msg, "SB"), "%s: id in message '%s'", files.v[i], msg);
+            gk_autofree char *text = grant_diags_render(f, k);
+            gk_autofree char *want = gk_printf(": %s %s", id, msg);
+            ck_assert_msg(strstr(text, want), "%s: render '%s'", files.v[i], text);
+        }
         some_clean |= n == 0;
         some_findings |= n > 0;
         gk_autofree char *got = gk_test_render_diags(f);

@@ -34,6 +34,13 @@ extern "C" {
 
 typedef struct grant_diags grant_diags;
 
+/* The one severity scale, of diagnostics, audit findings and lint. */
+typedef enum grant_severity {
+    GRANT_SEVERITY_NOTE = 0,
+    GRANT_SEVERITY_WARNING = 1,
+    GRANT_SEVERITY_ERROR = 2,
+} grant_severity;
+
 GRANT_API grant_diags *grant_diags_new(void);
 GRANT_API void grant_diags_free(grant_diags *d);
 GRANT_API size_t grant_diags_count(const grant_diags *d);
@@ -41,10 +48,16 @@ GRANT_API size_t grant_diags_errors(const grant_diags *d);
 /* Diagnostic i in grantkit's one format ("file:line:col: error: ...", the
  * source line, a caret, a hint). Caller frees. */
 GRANT_API char *grant_diags_render(const grant_diags *d, size_t i);
-/* 0 error, 1 warning, 2 note. */
+/* 0 error, 1 warning, 2 note (the reverse of grant_severity, kept). */
 GRANT_API int grant_diags_severity(const grant_diags *d, size_t i);
-/* The bare message of diagnostic i (no position). */
+/* The bare message of diagnostic i (no position, no id). */
 GRANT_API const char *grant_diags_message(const grant_diags *d, size_t i);
+/* The stable id of diagnostic i when it is a finding ("SB001"), else NULL.
+ * grant_diags_render writes it before the message. */
+GRANT_API const char *grant_diags_id(const grant_diags *d, size_t i);
+/* "file:line:col" of diagnostic i ("file" alone when it has no position;
+ * NULL when it has neither). Caller frees. For machine-readable reports. */
+GRANT_API char *grant_diags_location(const grant_diags *d, size_t i);
 
 /* ---- freeze context --------------------------------------------------- */
 
@@ -214,12 +227,6 @@ GRANT_API char *grant_verdict_json(const grant_verdict *v);
 
 typedef struct grant_findings grant_findings;
 
-typedef enum grant_severity {
-    GRANT_SEVERITY_NOTE = 0,
-    GRANT_SEVERITY_WARNING = 1,
-    GRANT_SEVERITY_ERROR = 2,
-} grant_severity;
-
 /* Findings about a compiled policy (cli.md, grantc audit), sorted by file,
  * line, id. Reads the host only for host-target policies. */
 GRANT_API int grant_audit(const grant_policy *p, grant_findings **out);
@@ -330,12 +337,10 @@ GRANT_API char *grant_sbpl_answer_json(const grant_sbpl_answer *a);
 /* Lint (cli.md, sbpl lint): rules shadowed by a later rule, operand-less
  * allows, allows of default, unanchored regexes, unresolved params and
  * imports, no default rule, paths Seatbelt never sees (/tmp, /var, /etc).
- * Each finding is a warning or note in findings whose message starts with
- * its id ("SB001 shadowed: ..."). Returns the number of findings. */
+ * Each finding is a warning or note in findings with its stable id
+ * (grant_diags_id: "SB001") and the message "NAME: TEXT" ("shadowed:
+ * ..."); rendered, "SB001 shadowed: ...". Returns the number of findings. */
 GRANT_API size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *findings);
-/* "file:line:col" of diagnostic i ("file" alone when it has no position;
- * NULL when it has neither). Caller frees. For machine-readable reports. */
-GRANT_API char *grant_diags_location(const grant_diags *d, size_t i);
 
 /* ---- compare ---------------------------------------------------------- */
 
@@ -374,6 +379,14 @@ GRANT_API const char *grant_version(void);
  * written in place. On failure nothing at path changes and the temporary
  * file is removed. Returns 0 or -errno (-EISDIR for a path ending in '/'). */
 GRANT_API int grant_write_file_atomic(const char *path, const char *data, size_t len);
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* s as a JSON string literal, quotes included, by the library's one rule
+ * (grantc(1), JSON OUTPUT): '"', '\\' and control characters escaped,
+ * other UTF-8 copied, each byte of invalid UTF-8 as U+FFFD. For programs
+ * that print JSON of their own around the library's. Caller frees. */
+GRANT_API char *grant_json_string(const char *s);
 
 #ifdef __cplusplus
 }
