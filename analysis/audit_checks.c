@@ -119,8 +119,20 @@ typedef struct audit {
      * enforced (GK007, GK011) would only repeat that. */
     const gk_admit **dead;
     size_t ndead, capdead;
+    /* Every deny and readonly entry of the stack by each of its spellings,
+     * sorted by spelling: the entries that may cover a path are those keyed
+     * by one of its ancestors (refusal_redundant). */
+    struct refusal_key *refusals;
+    size_t nrefusals;
     grant_findings *out;
 } audit;
+
+typedef struct refusal_key {
+    const char *key;        /* the entry's real or surface spelling */
+    const gk_region *entry;
+    int kind;               /* 0 deny, 1 readonly */
+    size_t layer, index;    /* the scan order refusal_redundant keeps */
+} refusal_key;
 
 static void mark_dead(audit *A, const gk_admit *a)
 {
@@ -460,30 +472,79 @@ static const gk_region *deny_covering(const audit *A, const char *real, const gk
 /* A refusing entry (layer i, list `which` 0 deny / 1 readonly, index k)
  * covered by another one. Of two entries covering each other, the one in
  * the later layer is the redundant one. */
+static int refusal_key_cmp(const void *a, const void *b)
+{
+    return gk_strcmp_bytes(((const refusal_key *)a)->key, ((const refusal_key *)b)->key);
+}
+
+static void refusals_index(audit *A)
+{
+    size_t cap = 0;
+    for (size_t j = 0; j < A->s->n; j++) {
+        const gk_layer *g = A->s->v[j];
+        if (!g->has_fs)
+            continue;
+        for (int w = 0; w < 2; w++) {
+            const gk_regions *r = w == 0 ? &g->fs.deny : &g->fs.readonly;
+            for (size_t m = 0; m < r->n; m++) {
+                const gk_region *o = &r->v[m];
+                refusal_key a = {o->p.real, o, w, j, m}, b = {o->p.path, o, w, j, m};
+                GK_VEC_PUSH(A->refusals, A->nrefusals, cap, a);
+                if (strcmp(o->p.path, o->p.real) != 0)
+                    GK_VEC_PUSH(A->refusals, A->nrefusals, cap, b);
+            }
+        }
+    }
+    if (A->nrefusals)
+        qsort(A->refusals, A->nrefusals, sizeof(*A->refusals), refusal_key_cmp);
+}
+
+/* An earlier refusal (in the order of the former scan: kind, layer, index)
+ * that covers entry e, or NULL. Candidates are found by e's real spelling:
+ * an entry covering it is keyed by one of its ancestors, so the cost is
+ * O(depth log n) per entry instead of a scan of every entry. */
 static const gk_region *refusal_redundant(const audit *A, size_t i, int which, size_t k,
                                           bool *by_deny)
 {
     const gk_layer *f = A->s->v[i];
     const gk_region *e = which == 0 ? &f->fs.deny.v[k] : &f->fs.readonly.v[k];
-    for (int w = 0; w <= which; w++) {
-        for (size_t j = 0; j < A->s->n; j++) {
-            const gk_layer *g = A->s->v[j];
-            if (!g->has_fs)
+    const refusal_key *best = NULL;
+    gk_autofree char *a = gk_strdup(e->p.real);
+    for (;;) {
+        refusal_key probe = {.key = a};
+        refusal_key *hit = A->nrefusals ? bsearch(&probe, A->refusals, A->nrefusals,
+                                                  sizeof(*A->refusals), refusal_key_cmp)
+                                        : NULL;
+        /* bsearch lands on any of the equal keys: widen to the run. */
+        const refusal_key *lo = hit, *hi = hit;
+        while (lo && lo > A->refusals && strcmp((lo - 1)->key, a) == 0)
+            lo--;
+        while (hi && hi + 1 < A->refusals + A->nrefusals && strcmp((hi + 1)->key, a) == 0)
+            hi++;
+        for (const refusal_key *c = lo; c && c <= hi; c++) {
+            const gk_region *o = c->entry;
+            if (c->kind > which || o == e || !refusal_covered(&e->p, &o->p))
                 continue;
-            const gk_regions *r = w == 0 ? &g->fs.deny : &g->fs.readonly;
-            for (size_t m = 0; m < r->n; m++) {
-                const gk_region *o = &r->v[m];
-                if (o == e || !refusal_covered(&e->p, &o->p))
-                    continue;
-                /* Mutual cover within one kind: keep the earlier entry. */
-                if (w == which && refusal_covered(&o->p, &e->p) && (j > i || (j == i && m > k)))
-                    continue;
-                *by_deny = w == 0;
-                return o;
-            }
+            /* Mutual cover within one kind: keep the earlier entry. */
+            if (c->kind == which && refusal_covered(&o->p, &e->p) &&
+                (c->layer > i || (c->layer == i && c->index > k)))
+                continue;
+            if (!best || c->kind < best->kind ||
+                (c->kind == best->kind &&
+                 (c->layer < best->layer || (c->layer == best->layer && c->index < best->index))))
+                best = c;
         }
+        /* The parent: "/a/b" -> "/a" -> "/", "c:/a" -> "c:/" (drives). */
+        char *slash = strrchr(a, '/');
+        if (!slash || slash[1] == '\0')
+            break;
+        bool root = slash == a || slash[-1] == ':';
+        slash[root ? 1 : 0] = '\0';
     }
-    return NULL;
+    if (!best)
+        return NULL;
+    *by_deny = best->kind == 0;
+    return best->entry;
 }
 
 /* Did this read entry come from a write rule (write implies read)? The
@@ -502,6 +563,35 @@ static bool is_write_entry(const gk_layer *f, const gk_region *r)
             hi = mid;
     }
     return false;
+}
+
+/* The first region of the canonical list (sorted by real spelling) other
+ * than entry k that holds it: an ancestor-or-self by real spelling, an
+ * equal one only before k. Each ancestor of its real spelling is one
+ * binary search, so a grant of 100,000 regions costs O(n depth log n). */
+static const gk_region *same_layer_cover(const gk_regions *list, size_t k)
+{
+    const gk_region *r = &list->v[k];
+    long best = -1;
+    gk_autofree char *a = gk_strdup(r->p.real);
+    for (;;) {
+        size_t len = strlen(a);
+        bool self = strcmp(a, r->p.real) == 0;
+        for (long m = gk_regions_first_real(list, a, len);
+             m >= 0 && (size_t)m < list->n && strcmp(list->v[m].p.real, a) == 0; m++) {
+            if ((size_t)m == k || (self && (size_t)m > k))
+                continue;
+            if (best < 0 || m < best)
+                best = m;
+            break; /* the first of the run is the smallest index */
+        }
+        char *slash = strrchr(a, '/');
+        if (!slash || slash[1] == '\0')
+            break;
+        bool root = slash == a || slash[-1] == ':';
+        slash[root ? 1 : 0] = '\0';
+    }
+    return best < 0 ? NULL : &list->v[best];
 }
 
 /* A restricting layer other than f that grants nothing overlapping real
@@ -580,19 +670,12 @@ static void check_grants(audit *A, size_t i)
              * nothing. Equal canonical spellings: the later entry is the
              * redundant one. */
             const gk_regions *outer = write ? &f->fs.write : &f->fs.read;
-            for (size_t m = 0; m < outer->n; m++) {
-                const gk_region *o = &outer->v[m];
-                if (o == r)
-                    continue;
-                bool eq = strcmp(o->p.real, r->p.real) == 0;
-                if (!gk_path_within(r->p.real, o->p.real) || (eq && m > k))
-                    continue;
+            const gk_region *o = same_layer_cover(outer, k);
+            if (o)
                 add(A, GK_R_SHADOWED, r->origin, r->p.path,
                     "%s %s is redundant: %s %s (%s) in the same grant already covers it", kw,
                     r->p.path, !write && is_write_entry(f, o) ? "write" : kw, o->p.path,
                     o->origin);
-                break;
-            }
         }
     }
 }
@@ -1410,6 +1493,7 @@ int grant_audit(const grant_policy *p, grant_findings **out)
     A.windows_target = strcmp(gk_target_name(p->ctx), "windows") == 0;
     A.pr = gk_projection_build(p);
     prefixes_init(&A);
+    refusals_index(&A);
 
     check_deputy(&A);
     for (size_t i = 0; i < A.s->n; i++) {
@@ -1440,6 +1524,7 @@ int grant_audit(const grant_policy *p, grant_findings **out)
     gk_strvec_free(&A.readable);
     gk_strvec_free(&A.writable);
     free(A.dead);
+    free(A.refusals);
     gk_projection_free(A.pr);
     *out = F;
     return 0;
