@@ -261,6 +261,8 @@ static void render_at(gk_buf *b, gk_loc loc, const char *sev, const char *msg)
     uint32_t le = ls;
     while (le < s->len && s->text[le] != '\n' && s->text[le] != '\0')
         le++;
+    if (le > ls && s->text[le - 1] == '\r')
+        le--; /* a CRLF line ends where its CR is */
     uint32_t start = loc.start > le ? le : loc.start;
     uint32_t ws = ls, we = le; /* the window of the line shown */
     if (le - ls > GK_EXCERPT_MAX) {
