@@ -72,7 +72,7 @@ typedef struct gk_pstate {
     gk_file_ast *ast;
     grant_diags *diags;
     gk_pnodes root;
-    size_t comments_cap, exec_cap, fs_cap; /* of the AST's arrays */
+    size_t comments_cap, tokens_cap, exec_cap, fs_cap; /* of the AST's arrays */
 
     /* lexer bookkeeping */
     uint32_t offset;        /* of the next byte to scan */
