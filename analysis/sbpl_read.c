@@ -18,13 +18,11 @@
  * a warning and an unknown too. Everything else it cannot evaluate is an
  * error at its position.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "analysis/sbpl.h"
 #include "syntax/syntax.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -629,44 +627,6 @@ static char *form_text(const gk_source *src, uint32_t start, uint32_t end)
         gk_buf_puts(&b, "...");
     }
     return gk_buf_steal(&b, NULL);
-}
-
-/* ---- regexes ---------------------------------------------------------------- */
-
-void *gk_sb_regex_compile(const char *pat, char **err, size_t *erroff)
-{
-    size_t off = 0;
-    char *why = gk_regex_unportable(pat, &off);
-    if (why) {
-        *err = gk_printf("%s is not in Seatbelt's regex dialect (POSIX extended)", why);
-        *erroff = off;
-        free(why);
-        return NULL;
-    }
-    int ec = 0;
-    PCRE2_SIZE eo = 0;
-    /* POSIX semantics: '.' matches any byte, '$' only at the very end; no
-     * UTF mode, since paths are bytes. Unanchored: searched anywhere. */
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
-                                   PCRE2_DOTALL | PCRE2_DOLLAR_ENDONLY, &ec, &eo, NULL);
-    if (!re) {
-        PCRE2_UCHAR msg[160];
-        if (pcre2_get_error_message(ec, msg, sizeof(msg)) < 0)
-            snprintf((char *)msg, sizeof(msg), "error %d", ec);
-        *err = gk_printf("bad regex: %s", (const char *)msg);
-        *erroff = eo;
-        return NULL;
-    }
-    *err = NULL;
-    return re;
-}
-
-int gk_sb_regex_match(const void *re, const char *s)
-{
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    int rc = pcre2_match(re, (PCRE2_SPTR)s, strlen(s), 0, 0, md, NULL);
-    pcre2_match_data_free(md);
-    return rc >= 0;
 }
 
 /* ---- evaluation --------------------------------------------------------------- */
@@ -1732,7 +1692,7 @@ static void sbpl_free_internal(grant_sbpl *s)
     }
     free(s->rules);
     for (size_t i = 0; i < s->nregexes; i++)
-        pcre2_code_free(s->regexes[i]->re);
+        gk_sb_regex_free(s->regexes[i]->re);
     free(s->regexes);
     for (size_t i = 0; i < s->nfilters; i++) {
         free(s->filters[i]->kids);
