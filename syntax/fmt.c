@@ -486,12 +486,13 @@ typedef struct stmt {
     size_t end_slot;     /* blocks: comments before '}' */
 } stmt;
 
-typedef struct clex {
+/* The statements and comments of one file, in source order. */
+typedef struct coutline {
     cmt *c;
     size_t nc, ccap;
     stmt *s;
     size_t ns, scap;
-} clex;
+} coutline;
 
 static int keyword_index(const char *p, size_t n)
 {
@@ -527,7 +528,7 @@ typedef struct cwalk {
 
 /* A comment: what it sits beside (the statement it is inside of, the one
  * it trails on the same line, or the next one of its block). */
-static void walk_comment(clex *L, const cwalk *w, const gk_comment *gc)
+static void walk_comment(coutline *L, const cwalk *w, const gk_comment *gc)
 {
     cmt c = {gc->start, comment_end(w->text, gc), C_FIXED, -1, SLOT_TOP, false};
     int d = w->depth > 2 ? 2 : w->depth;
@@ -553,7 +554,7 @@ static void walk_comment(clex *L, const cwalk *w, const gk_comment *gc)
 }
 
 /* A '}': ends the block statement it closes, or the grant. */
-static void walk_close(clex *L, cwalk *w, const gk_token *t)
+static void walk_close(coutline *L, cwalk *w, const gk_token *t)
 {
     if (w->depth >= 2) {
         w->cur[2] = -1;
@@ -575,7 +576,7 @@ static void walk_close(clex *L, cwalk *w, const gk_token *t)
 
 /* Any other token: ';' ends the open statement; anything else continues it
  * or starts one, which takes the comments waiting in its block. */
-static void walk_token(clex *L, cwalk *w, const gk_token *t)
+static void walk_token(coutline *L, cwalk *w, const gk_token *t)
 {
     w->ended = -1;
     if (w->closed || (!w->opened && t->kind != GK_TOKEN_LBRACE))
@@ -623,7 +624,7 @@ static void walk_token(clex *L, cwalk *w, const gk_token *t)
 }
 
 /* Statements and comments of a grant-surface AST, in source order. */
-static void clex_run(clex *L, const gk_file_ast *a)
+static void walk_outline(coutline *L, const gk_file_ast *a)
 {
     cwalk w = {.text = a->src->text, .cur = {-1, -1, -1}, .ended = -1};
     size_t ti = 0, ci = 0;
@@ -673,7 +674,7 @@ static long find_word(const gk_word *w, size_t n, const stmt *s, size_t *hint)
 }
 
 /* Give every statement its slot and count the statements per slot. */
-static void assign_stmt_slots(clex *L, const canon *c, slots *sl)
+static void assign_stmt_slots(coutline *L, const canon *c, slots *sl)
 {
     const gk_file_ast *a = c->ast;
     enum { K_INCLUDE = 1, K_EXTEND, K_EXEC, K_FS, K_NET, K_SHELL, K_EDITOR, K_AUDIT };
@@ -901,7 +902,7 @@ static void put_setting_line(gk_buf *b, const char *key, gk_verdict v)
 typedef struct gprint {
     const gk_file_ast *a;
     canon c;
-    clex L;
+    coutline L;
     slots sl;
     cprint P;
     cprint *pp;
@@ -912,7 +913,7 @@ typedef struct gprint {
 static void place_comments(gprint *g)
 {
     const gk_file_ast *a = g->a;
-    clex_run(&g->L, a);
+    walk_outline(&g->L, a);
     g->sl.ext_base = SLOT_INC + g->c.inc.n;
     g->sl.xline_base = g->sl.ext_base + g->c.ext.n;
     g->sl.n = g->sl.xline_base + g->c.nlines;
