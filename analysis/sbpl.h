@@ -1,6 +1,6 @@
 /* sbpl.h - an offline Seatbelt (SBPL) reader and evaluator (issue 5).
  *
- * The reader (sbpl_read.c) turns profile text into a flat, ordered list of
+ * The reader (sbpl_read*.c) turns profile text into a flat, ordered list of
  * rules: imports are inlined where they stand, defines and calls of simple
  * procedures are evaluated statically, params come from -D. The evaluator
  * (sbpl_eval.c) answers one query the way Seatbelt does: among the rules
@@ -103,7 +103,7 @@ enum {
 
 typedef struct gk_sb_rule {
     gk_sb_action action;
-    int *ops;                 /* operation ids (sbpl_eval.c table) */
+    int *ops;                 /* operation ids (sbpl_ops.c table) */
     size_t nops;
     gk_sb_filter *filter;     /* NULL: every query of its operations */
     gk_loc loc;               /* the (allow ...)/(deny ...)/(import ...) form */
@@ -136,7 +136,7 @@ struct grant_sbpl {
     bool uses_vnode;          /* some filter tests the vnode type */
 };
 
-/* ---- operations (sbpl_eval.c) ----------------------------------------- */
+/* ---- operations, vnode types, regexes (sbpl_ops.c) ------------------- */
 
 /* Kinds of argument an operation's filters look at. */
 typedef enum gk_sb_argkind {
@@ -157,17 +157,19 @@ GK_HIDDEN gk_sb_argkind gk_sb_op_argkind(int op);
 /* Every known operation and alias name, for "did you mean" hints. */
 GK_HIDDEN const char *const *gk_sb_op_names(size_t *n);
 
+/* Compile an SBPL regex (PCRE2, searched unanchored; ERE constructs only).
+ * NULL with *err (malloc'd) and *at (byte offset in pat) on failure. */
+GK_HIDDEN void *gk_sb_regex_compile(const char *pat, char **err, size_t *at);
+/* 1 match, 0 none. */
+GK_HIDDEN int gk_sb_regex_match(const void *re, const char *s);
+GK_HIDDEN void gk_sb_regex_free(void *re);
+
 /* ---- reader (sbpl_read.c) --------------------------------------------- */
 
 /* Read a profile; see grant_sbpl_read. src is borrowed (a reference is
  * taken). Returns NULL when an error was added to diags. */
 GK_HIDDEN grant_sbpl *gk_sbpl_read(gk_source *src, const char *const *params, size_t nparams,
                                    unsigned flags, grant_diags *diags);
-/* Compile an SBPL regex (PCRE2, searched unanchored; ERE constructs only).
- * NULL with *err (malloc'd) and *at (byte offset in pat) on failure. */
-GK_HIDDEN void *gk_sb_regex_compile(const char *pat, char **err, size_t *at);
-/* 1 match, 0 none. */
-GK_HIDDEN int gk_sb_regex_match(const void *re, const char *s);
 
 /* ---- evaluator (sbpl_eval.c) ------------------------------------------ */
 

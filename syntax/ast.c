@@ -46,6 +46,7 @@ void gk_ast_free(gk_file_ast *ast)
         words_free(ast->fs[i].paths, ast->fs[i].npaths);
     free(ast->fs);
     free(ast->comments);
+    free(ast->tokens);
     gk_source_unref(ast->src);
     free(ast);
 }

@@ -438,11 +438,12 @@ static const char *verdict_word(gk_verdict v)
 
 static const char *const fs_kind_words[4] = {"read", "write", "readonly", "deny"};
 
-/* ---- comments: a light re-lex of the grant source --------------------------
+/* ---- comments: placed by the lexer's outline -------------------------------
  *
- * The file has parsed, so a simple tokenizer agrees with the real lexer on
- * where tokens, statements and blocks are. Each comment gets a slot (the
- * printed line or block end it belongs to) and whether it trails a line.
+ * The lexer recorded every comment and every token (ast->comments,
+ * ast->tokens); walking the two in source order tells where statements and
+ * blocks begin and end. Each comment gets a slot (the printed line or block
+ * end it belongs to) and whether it trails a line.
  */
 
 enum {
@@ -485,12 +486,13 @@ typedef struct stmt {
     size_t end_slot;     /* blocks: comments before '}' */
 } stmt;
 
-typedef struct clex {
+/* The statements and comments of one file, in source order. */
+typedef struct coutline {
     cmt *c;
     size_t nc, ccap;
     stmt *s;
     size_t ns, scap;
-} clex;
+} coutline;
 
 static int keyword_index(const char *p, size_t n)
 {
@@ -505,133 +507,132 @@ static bool is_space(char ch)
     return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '\v' || ch == '\f';
 }
 
-static void clex_run(clex *L, const char *t, size_t len)
+/* End of a comment's text: trailing blanks (a CR of CRLF too) are not kept. */
+static uint32_t comment_end(const char *text, const gk_comment *gc)
 {
-    int depth = 0;
-    bool opened = false, closed = false;
-    long cur[3] = {-1, -1, -1};   /* open statement at depth 1 and 2 */
-    long ended = -1;              /* statement the previous token ended (-2: the grant) */
-    unsigned ended_line = 0, line = 1;
-    size_t i = 0;
-    while (i < len) {
-        char ch = t[i];
-        if (ch == '\n') {
-            line++;
-            i++;
-            continue;
+    uint32_t te = gc->end;
+    while (te > gc->start && is_space(text[te - 1]))
+        te--;
+    return te;
+}
+
+/* Where the walk stands between two tokens. */
+typedef struct cwalk {
+    const char *text;
+    int depth;
+    bool opened, closed;
+    long cur[3];      /* open statement at depth 1 and 2 */
+    long ended;       /* statement the previous token ended (-2: the grant) */
+    uint32_t ended_at; /* end of the token that ended it */
+} cwalk;
+
+/* A comment: what it sits beside (the statement it is inside of, the one
+ * it trails on the same line, or the next one of its block). */
+static void walk_comment(coutline *L, const cwalk *w, const gk_comment *gc)
+{
+    cmt c = {gc->start, comment_end(w->text, gc), C_FIXED, -1, SLOT_TOP, false};
+    int d = w->depth > 2 ? 2 : w->depth;
+    bool same_line = w->ended != -1 && w->ended_at <= gc->start &&
+                     !memchr(w->text + w->ended_at, '\n', gc->start - w->ended_at);
+    if (!w->opened) {
+        c.slot = SLOT_TOP;
+    } else if (w->closed) {
+        c.slot = w->ended == -2 && same_line ? SLOT_EOF_TRAIL : SLOT_EOF;
+    } else if (d >= 1 && w->cur[d] >= 0) {
+        c.role = C_LEADING; /* inside a statement */
+        c.stmt = w->cur[d];
+    } else if (w->ended >= 0 && same_line && L->s[w->ended].depth == d) {
+        c.role = L->s[w->ended].is_block ? C_CLOSE_TRAIL : C_TRAILING;
+        c.stmt = w->ended;
+    } else {
+        /* Waits for the next statement of this block; if the block closes
+         * first, it ends the block. */
+        c.role = C_BLOCK_END;
+        c.stmt = d == 2 ? w->cur[1] : -1;
+    }
+    GK_VEC_PUSH(L->c, L->nc, L->ccap, c);
+}
+
+/* A '}': ends the block statement it closes, or the grant. */
+static void walk_close(coutline *L, cwalk *w, const gk_token *t)
+{
+    if (w->depth >= 2) {
+        w->cur[2] = -1;
+        w->depth = 1;
+        if (w->cur[1] >= 0) {
+            L->s[w->cur[1]].end = t->end;
+            w->ended = w->cur[1];
+            w->ended_at = t->end;
+            w->cur[1] = -1;
         }
-        if (is_space(ch)) {
-            i++;
-            continue;
+    } else {
+        w->cur[1] = -1;
+        w->depth = 0;
+        w->closed = true;
+        w->ended = -2;
+        w->ended_at = t->end;
+    }
+}
+
+/* Any other token: ';' ends the open statement; anything else continues it
+ * or starts one, which takes the comments waiting in its block. */
+static void walk_token(coutline *L, cwalk *w, const gk_token *t)
+{
+    w->ended = -1;
+    if (w->closed || (!w->opened && t->kind != GK_TOKEN_LBRACE))
+        return;
+    if (t->kind == GK_TOKEN_LBRACE) {
+        if (w->depth == 0)
+            w->opened = true;
+        else if (w->depth == 1 && w->cur[1] >= 0)
+            L->s[w->cur[1]].is_block = true;
+        w->depth++;
+        return;
+    }
+    if (t->kind == GK_TOKEN_RBRACE) {
+        walk_close(L, w, t);
+        return;
+    }
+    int d = w->depth > 2 ? 2 : w->depth;
+    if (t->kind == GK_TOKEN_SEMI) {
+        if (w->cur[d] >= 0) {
+            L->s[w->cur[d]].end = t->end;
+            w->ended = w->cur[d];
+            w->ended_at = t->end;
+            w->cur[d] = -1;
         }
-        if (ch == '#') {
-            size_t e = i;
-            while (e < len && t[e] != '\n')
-                e++;
-            size_t te = e;
-            while (te > i && is_space(t[te - 1]))
-                te--;
-            cmt c = {(uint32_t)i, (uint32_t)te, C_FIXED, -1, SLOT_TOP, false};
-            int d = depth > 2 ? 2 : depth;
-            bool same_line = ended_line == line;
-            if (!opened) {
-                c.slot = SLOT_TOP;
-            } else if (closed) {
-                c.slot = ended == -2 && same_line ? SLOT_EOF_TRAIL : SLOT_EOF;
-            } else if (d >= 1 && cur[d] >= 0) {
-                c.role = C_LEADING; /* inside a statement */
-                c.stmt = cur[d];
-            } else if (ended >= 0 && same_line && L->s[ended].depth == d) {
-                c.role = L->s[ended].is_block ? C_CLOSE_TRAIL : C_TRAILING;
-                c.stmt = ended;
-            } else {
-                /* Waits for the next statement of this block; if the block
-                 * closes first, it ends the block. */
-                c.role = C_BLOCK_END;
-                c.stmt = d == 2 ? cur[1] : -1;
-            }
-            GK_VEC_PUSH(L->c, L->nc, L->ccap, c);
-            i = e;
-            continue;
+        return;
+    }
+    if (w->cur[d] < 0) {
+        stmt s = {0};
+        s.depth = d;
+        s.start = t->start;
+        s.parent = d == 2 ? w->cur[1] : -1;
+        s.kind = t->kind == GK_TOKEN_WORD ? keyword_index(w->text + t->start, t->end - t->start)
+                                          : -1;
+        GK_VEC_PUSH(L->s, L->ns, L->scap, s);
+        w->cur[d] = (long)L->ns - 1;
+        for (size_t k = L->nc; k > 0; k--) {
+            cmt *m = &L->c[k - 1];
+            if (m->role != C_BLOCK_END || m->stmt != (d == 2 ? s.parent : -1))
+                break;
+            m->role = C_LEADING;
+            m->stmt = w->cur[d];
         }
-        size_t tok = i;
-        bool is_word = false;
-        if (ch == '"') {
-            i++;
-            while (i < len && t[i] != '"') {
-                if (t[i] == '\\' && i + 1 < len)
-                    i++;
-                if (t[i] == '\n')
-                    line++;
-                i++;
-            }
-            if (i < len)
-                i++;
-        } else if (strchr("{}[];,", ch)) {
-            i++;
-        } else {
-            while (i < len && !is_space(t[i]) && t[i] != '"' && !strchr("{}[];,", t[i]))
-                i++;
-            is_word = true;
-        }
-        ended = -1;
-        if (closed || (!opened && ch != '{'))
-            continue;
-        if (ch == '{') {
-            if (depth == 0)
-                opened = true;
-            else if (depth == 1 && cur[1] >= 0)
-                L->s[cur[1]].is_block = true;
-            depth++;
-            continue;
-        }
-        if (ch == '}') {
-            if (depth >= 2) {
-                if (cur[2] >= 0)
-                    cur[2] = -1;
-                depth = 1;
-                if (cur[1] >= 0) {
-                    L->s[cur[1]].end = (uint32_t)i;
-                    ended = cur[1];
-                    cur[1] = -1;
-                }
-            } else {
-                cur[1] = -1;
-                depth = 0;
-                closed = true;
-                ended = -2;
-            }
-            ended_line = line;
-            continue;
-        }
-        int d = depth > 2 ? 2 : depth;
-        if (ch == ';') {
-            if (cur[d] >= 0) {
-                L->s[cur[d]].end = (uint32_t)i;
-                ended = cur[d];
-                ended_line = line;
-                cur[d] = -1;
-            }
-            continue;
-        }
-        if (cur[d] < 0) {
-            stmt s = {0};
-            s.depth = d;
-            s.start = (uint32_t)tok;
-            s.parent = d == 2 ? cur[1] : -1;
-            s.kind = is_word ? keyword_index(t + tok, i - tok) : -1;
-            GK_VEC_PUSH(L->s, L->ns, L->scap, s);
-            cur[d] = (long)L->ns - 1;
-            /* Pending comments of this block belong to this statement. */
-            for (size_t k = L->nc; k > 0; k--) {
-                cmt *m = &L->c[k - 1];
-                if (m->role != C_BLOCK_END || m->stmt != (d == 2 ? s.parent : -1))
-                    break;
-                m->role = C_LEADING;
-                m->stmt = cur[d];
-            }
-        }
-        L->s[cur[d]].end = (uint32_t)i;
+    }
+    L->s[w->cur[d]].end = t->end;
+}
+
+/* Statements and comments of a grant-surface AST, in source order. */
+static void walk_outline(coutline *L, const gk_file_ast *a)
+{
+    cwalk w = {.text = a->src->text, .cur = {-1, -1, -1}, .ended = -1};
+    size_t ti = 0, ci = 0;
+    while (ti < a->ntokens || ci < a->ncomments) {
+        if (ci < a->ncomments && (ti == a->ntokens || a->comments[ci].start < a->tokens[ti].start))
+            walk_comment(L, &w, &a->comments[ci++]);
+        else
+            walk_token(L, &w, &a->tokens[ti++]);
     }
 }
 
@@ -673,7 +674,7 @@ static long find_word(const gk_word *w, size_t n, const stmt *s, size_t *hint)
 }
 
 /* Give every statement its slot and count the statements per slot. */
-static void assign_stmt_slots(clex *L, const canon *c, slots *sl)
+static void assign_stmt_slots(coutline *L, const canon *c, slots *sl)
 {
     const gk_file_ast *a = c->ast;
     enum { K_INCLUDE = 1, K_EXTEND, K_EXEC, K_FS, K_NET, K_SHELL, K_EDITOR, K_AUDIT };
@@ -896,202 +897,256 @@ static void put_setting_line(gk_buf *b, const char *key, gk_verdict v)
     gk_buf_printf(b, " %s %s;", key, verdict_word(v));
 }
 
-char *gk_fmt_grant(const gk_file_ast *a, bool keep_comments, size_t *len)
-{
+/* One grant printout: the canonical model, where its comments go (pp is
+ * NULL when none are kept) and the text so far. */
+typedef struct gprint {
+    const gk_file_ast *a;
     canon c;
-    canon_build(&c, a);
-    gk_buf b = {0};
+    coutline L;
+    slots sl;
+    cprint P;
+    cprint *pp;
+    gk_buf b;
+} gprint;
 
-    clex L = {0};
-    slots sl = {0};
-    cprint P = {0}, *pp = NULL;
-    if (keep_comments && a->surface == GK_SURFACE_GRANT && a->src && a->src->text) {
-        clex_run(&L, a->src->text, a->src->len);
-        sl.ext_base = SLOT_INC + c.inc.n;
-        sl.xline_base = sl.ext_base + c.ext.n;
-        sl.n = sl.xline_base + c.nlines;
-        sl.contrib = gk_calloc(sl.n, sizeof(size_t));
-        assign_stmt_slots(&L, &c, &sl);
-        P.text = a->src->text;
-        P.c = L.c;
-        P.nc = L.nc;
-        P.contrib = sl.contrib;
-        P.used = gk_calloc(L.nc + 1, sizeof(bool));
-        P.nslots = sl.n;
-        cprint_index(&P);
-        pp = L.nc ? &P : NULL;
-    }
+/* Walk the lexer's outline and give every comment its slot. */
+static void place_comments(gprint *g)
+{
+    const gk_file_ast *a = g->a;
+    walk_outline(&g->L, a);
+    g->sl.ext_base = SLOT_INC + g->c.inc.n;
+    g->sl.xline_base = g->sl.ext_base + g->c.ext.n;
+    g->sl.n = g->sl.xline_base + g->c.nlines;
+    g->sl.contrib = gk_calloc(g->sl.n, sizeof(size_t));
+    assign_stmt_slots(&g->L, &g->c, &g->sl);
+    g->P.text = a->src->text;
+    g->P.c = g->L.c;
+    g->P.nc = g->L.nc;
+    g->P.contrib = g->sl.contrib;
+    g->P.used = gk_calloc(g->L.nc + 1, sizeof(bool));
+    g->P.nslots = g->sl.n;
+    cprint_index(&g->P);
+    g->pp = g->L.nc ? &g->P : NULL;
+}
 
-    put_leading(&b, pp, SLOT_TOP, 0);
-    gk_buf_puts(&b, "grant ");
-    if (a->name.text) {
-        put_grant_word(&b, a->name.text, W_NAME);
-        gk_buf_putc(&b, ' ');
+static void put_includes(gprint *g)
+{
+    gk_buf *b = &g->b;
+    for (size_t i = 0; i < g->c.inc.n; i++) {
+        put_leading(b, g->pp, SLOT_INC + i, 1);
+        indent(b, 1);
+        gk_buf_puts(b, "include ");
+        put_grant_string(b, g->c.inc.v[i]);
+        gk_buf_putc(b, ';');
+        end_line(b, g->pp, SLOT_INC + i);
     }
-    gk_buf_puts(&b, "{\n");
+    for (size_t i = 0; i < g->c.ext.n; i++) {
+        put_leading(b, g->pp, g->sl.ext_base + i, 1);
+        indent(b, 1);
+        gk_buf_puts(b, "extend ");
+        put_grant_string(b, g->c.ext.v[i]);
+        gk_buf_putc(b, ';');
+        end_line(b, g->pp, g->sl.ext_base + i);
+    }
+}
 
-    for (size_t i = 0; i < c.inc.n; i++) {
-        put_leading(&b, pp, SLOT_INC + i, 1);
-        indent(&b, 1);
-        gk_buf_puts(&b, "include ");
-        put_grant_string(&b, c.inc.v[i]);
-        gk_buf_putc(&b, ';');
-        end_line(&b, pp, SLOT_INC + i);
-    }
-    for (size_t i = 0; i < c.ext.n; i++) {
-        put_leading(&b, pp, sl.ext_base + i, 1);
-        indent(&b, 1);
-        gk_buf_puts(&b, "extend ");
-        put_grant_string(&b, c.ext.v[i]);
-        gk_buf_putc(&b, ';');
-        end_line(&b, pp, sl.ext_base + i);
-    }
-
-    if (a->has_exec) {
-        put_leading(&b, pp, SLOT_EXEC_HEAD, 1);
-        indent(&b, 1);
-        bool inner = c.nlines || slot_has(pp, SLOT_EXEC_END) ||
-                     (slot_has(pp, SLOT_EXEC_CLOSE) && !trailing_of(pp, SLOT_EXEC_CLOSE));
-        if (!inner) {
-            gk_buf_puts(&b, "exec { }");
+/* One printed exec rule: a verdict, its targets, one subcommand list. */
+static void put_exec_line(gprint *g, size_t li)
+{
+    gk_buf *b = &g->b;
+    const xline *l = &g->c.lines[li];
+    size_t slot = g->sl.xline_base + li;
+    put_leading(b, g->pp, slot, 2);
+    indent(b, 2);
+    const xent *first = &g->c.x[l->ents[0]];
+    gk_buf_puts(b, verdict_word(first->verdict));
+    for (size_t k = 0; k < l->n; k++) {
+        const xent *e = &g->c.x[l->ents[k]];
+        gk_buf_putc(b, ' ');
+        if (e->kind == GK_T_MATCH) {
+            gk_buf_puts(b, "match ");
+            put_grant_string(b, e->text);
         } else {
-            gk_buf_puts(&b, "exec {\n");
-            for (size_t li = 0; li < c.nlines; li++) {
-                const xline *l = &c.lines[li];
-                size_t slot = sl.xline_base + li;
-                put_leading(&b, pp, slot, 2);
-                indent(&b, 2);
-                const xent *first = &c.x[l->ents[0]];
-                gk_buf_puts(&b, verdict_word(first->verdict));
-                for (size_t k = 0; k < l->n; k++) {
-                    const xent *e = &c.x[l->ents[k]];
-                    gk_buf_putc(&b, ' ');
-                    if (e->kind == GK_T_MATCH) {
-                        gk_buf_puts(&b, "match ");
-                        put_grant_string(&b, e->text);
-                    } else {
-                        put_grant_word(&b, e->text, W_TARGET);
-                    }
-                }
-                if (first->has_sub) {
-                    gk_buf_puts(&b, " [");
-                    for (size_t s = 0; s < first->subs.n; s++) {
-                        if (s)
-                            gk_buf_putc(&b, ' ');
-                        put_grant_word(&b, first->subs.v[s], W_SUB);
-                    }
-                    gk_buf_putc(&b, ']');
-                }
-                gk_buf_putc(&b, ';');
-                end_line(&b, pp, slot);
-            }
-            put_block_end(&b, pp, SLOT_EXEC_END, SLOT_EXEC_CLOSE, 2);
-            indent(&b, 1);
-            gk_buf_putc(&b, '}');
+            put_grant_word(b, e->text, W_TARGET);
         }
-        end_line(&b, pp, SLOT_EXEC_CLOSE);
     }
+    if (first->has_sub) {
+        gk_buf_puts(b, " [");
+        for (size_t s = 0; s < first->subs.n; s++) {
+            if (s)
+                gk_buf_putc(b, ' ');
+            put_grant_word(b, first->subs.v[s], W_SUB);
+        }
+        gk_buf_putc(b, ']');
+    }
+    gk_buf_putc(b, ';');
+    end_line(b, g->pp, slot);
+}
 
-    if (a->has_fs) {
-        put_leading(&b, pp, SLOT_FS_HEAD, 1);
-        indent(&b, 1);
-        bool any = false;
+static void put_exec(gprint *g)
+{
+    gk_buf *b = &g->b;
+    const cprint *pp = g->pp;
+    put_leading(b, pp, SLOT_EXEC_HEAD, 1);
+    indent(b, 1);
+    bool inner = g->c.nlines || slot_has(pp, SLOT_EXEC_END) ||
+                 (slot_has(pp, SLOT_EXEC_CLOSE) && !trailing_of(pp, SLOT_EXEC_CLOSE));
+    if (!inner) {
+        gk_buf_puts(b, "exec { }");
+    } else {
+        gk_buf_puts(b, "exec {\n");
+        for (size_t li = 0; li < g->c.nlines; li++)
+            put_exec_line(g, li);
+        put_block_end(b, pp, SLOT_EXEC_END, SLOT_EXEC_CLOSE, 2);
+        indent(b, 1);
+        gk_buf_putc(b, '}');
+    }
+    end_line(b, pp, SLOT_EXEC_CLOSE);
+}
+
+/* The paths of one fs kind, wrapped into further rules of the same kind. */
+static void put_fs_line(gprint *g, int k)
+{
+    gk_buf *b = &g->b;
+    const strset *paths = &g->c.fs[k];
+    put_leading(b, g->pp, SLOT_FSLINE + k, 2);
+    indent(b, 2);
+    gk_buf_puts(b, fs_kind_words[k]);
+    size_t width = 8 + strlen(fs_kind_words[k]);
+    for (size_t p = 0; p < paths->n; p++) {
+        size_t w = 1 + printed_len(paths->v[p], W_PATH);
+        if (p > 0 && width + w + 1 > FMT_WIDTH) {
+            /* Another rule of the same kind, not a longer line. */
+            gk_buf_puts(b, ";\n");
+            indent(b, 2);
+            gk_buf_puts(b, fs_kind_words[k]);
+            width = 8 + strlen(fs_kind_words[k]);
+        }
+        width += w;
+        gk_buf_putc(b, ' ');
+        put_grant_word(b, paths->v[p], W_PATH);
+    }
+    gk_buf_putc(b, ';');
+    end_line(b, g->pp, SLOT_FSLINE + k);
+}
+
+static void put_fs(gprint *g)
+{
+    gk_buf *b = &g->b;
+    const cprint *pp = g->pp;
+    put_leading(b, pp, SLOT_FS_HEAD, 1);
+    indent(b, 1);
+    bool any = false;
+    for (int k = 0; k < 4; k++)
+        any |= g->c.fs[k].n > 0;
+    bool inner = any || slot_has(pp, SLOT_FS_END) ||
+                 (slot_has(pp, SLOT_FS_CLOSE) && !trailing_of(pp, SLOT_FS_CLOSE));
+    if (!inner) {
+        gk_buf_puts(b, "fs { }");
+    } else {
+        gk_buf_puts(b, "fs {\n");
         for (int k = 0; k < 4; k++)
-            any |= c.fs[k].n > 0;
-        bool inner = any || slot_has(pp, SLOT_FS_END) ||
-                     (slot_has(pp, SLOT_FS_CLOSE) && !trailing_of(pp, SLOT_FS_CLOSE));
-        if (!inner) {
-            gk_buf_puts(&b, "fs { }");
-        } else {
-            gk_buf_puts(&b, "fs {\n");
-            for (int k = 0; k < 4; k++) {
-                if (!c.fs[k].n)
-                    continue;
-                put_leading(&b, pp, SLOT_FSLINE + k, 2);
-                indent(&b, 2);
-                gk_buf_puts(&b, fs_kind_words[k]);
-                size_t width = 8 + strlen(fs_kind_words[k]);
-                for (size_t p = 0; p < c.fs[k].n; p++) {
-                    size_t w = 1 + printed_len(c.fs[k].v[p], W_PATH);
-                    if (p > 0 && width + w + 1 > FMT_WIDTH) {
-                        /* Another rule of the same kind, not a longer line. */
-                        gk_buf_puts(&b, ";\n");
-                        indent(&b, 2);
-                        gk_buf_puts(&b, fs_kind_words[k]);
-                        width = 8 + strlen(fs_kind_words[k]);
-                    }
-                    width += w;
-                    gk_buf_putc(&b, ' ');
-                    put_grant_word(&b, c.fs[k].v[p], W_PATH);
-                }
-                gk_buf_putc(&b, ';');
-                end_line(&b, pp, SLOT_FSLINE + k);
-            }
-            put_block_end(&b, pp, SLOT_FS_END, SLOT_FS_CLOSE, 2);
-            indent(&b, 1);
-            gk_buf_putc(&b, '}');
-        }
-        end_line(&b, pp, SLOT_FS_CLOSE);
+            if (g->c.fs[k].n)
+                put_fs_line(g, k);
+        put_block_end(b, pp, SLOT_FS_END, SLOT_FS_CLOSE, 2);
+        indent(b, 1);
+        gk_buf_putc(b, '}');
     }
+    end_line(b, pp, SLOT_FS_CLOSE);
+}
 
+/* net, shell, editor and audit: one line each. */
+static void put_settings(gprint *g)
+{
+    gk_buf *b = &g->b;
+    const cprint *pp = g->pp;
+    const gk_file_ast *a = g->a;
     if (a->net.value != GK_UNSET) {
-        put_leading(&b, pp, SLOT_NET, 1);
-        indent(&b, 1);
-        gk_buf_printf(&b, "net %s;", verdict_word(a->net.value));
-        end_line(&b, pp, SLOT_NET);
+        put_leading(b, pp, SLOT_NET, 1);
+        indent(b, 1);
+        gk_buf_printf(b, "net %s;", verdict_word(a->net.value));
+        end_line(b, pp, SLOT_NET);
     }
     if (a->has_shell || a->shell_chdir.value != GK_UNSET) {
-        put_leading(&b, pp, SLOT_SHELL, 1);
-        indent(&b, 1);
-        gk_buf_puts(&b, "shell {");
+        put_leading(b, pp, SLOT_SHELL, 1);
+        indent(b, 1);
+        gk_buf_puts(b, "shell {");
         if (a->shell_chdir.value != GK_UNSET)
-            put_setting_line(&b, "chdir", a->shell_chdir.value);
-        gk_buf_puts(&b, " }");
-        end_line(&b, pp, SLOT_SHELL);
+            put_setting_line(b, "chdir", a->shell_chdir.value);
+        gk_buf_puts(b, " }");
+        end_line(b, pp, SLOT_SHELL);
     }
     if (a->has_editor || a->editor_read.value || a->editor_write.value || a->editor_tui.value) {
-        put_leading(&b, pp, SLOT_EDITOR, 1);
-        indent(&b, 1);
-        gk_buf_puts(&b, "editor {");
+        put_leading(b, pp, SLOT_EDITOR, 1);
+        indent(b, 1);
+        gk_buf_puts(b, "editor {");
         if (a->editor_read.value != GK_UNSET)
-            put_setting_line(&b, "read", a->editor_read.value);
+            put_setting_line(b, "read", a->editor_read.value);
         if (a->editor_write.value != GK_UNSET)
-            put_setting_line(&b, "write", a->editor_write.value);
+            put_setting_line(b, "write", a->editor_write.value);
         if (a->editor_tui.value != GK_UNSET)
-            put_setting_line(&b, "tui", a->editor_tui.value);
-        gk_buf_puts(&b, " }");
-        end_line(&b, pp, SLOT_EDITOR);
+            put_setting_line(b, "tui", a->editor_tui.value);
+        gk_buf_puts(b, " }");
+        end_line(b, pp, SLOT_EDITOR);
     }
     if (a->audit) {
-        put_leading(&b, pp, SLOT_AUDIT, 1);
-        indent(&b, 1);
-        gk_buf_puts(&b, "audit;");
-        end_line(&b, pp, SLOT_AUDIT);
+        put_leading(b, pp, SLOT_AUDIT, 1);
+        indent(b, 1);
+        gk_buf_puts(b, "audit;");
+        end_line(b, pp, SLOT_AUDIT);
     }
+}
 
-    /* Anything not placed yet (a statement the re-lex could not map) ends
-     * the grant block rather than getting lost. */
-    if (pp) {
-        for (size_t i = 0; i < P.nc; i++) {
-            size_t s = P.c[i].slot;
-            if (!P.used[i] && s != SLOT_EOF && s != SLOT_EOF_TRAIL && s != SLOT_TOP) {
-                P.used[i] = true;
-                put_comment(&b, &P, &P.c[i], 1);
-            }
+/* Anything not placed yet (a statement the outline could not map) ends the
+ * grant block rather than getting lost. */
+static void put_unplaced(gprint *g)
+{
+    cprint *P = g->pp;
+    if (!P)
+        return;
+    for (size_t i = 0; i < P->nc; i++) {
+        size_t s = P->c[i].slot;
+        if (!P->used[i] && s != SLOT_EOF && s != SLOT_EOF_TRAIL && s != SLOT_TOP) {
+            P->used[i] = true;
+            put_comment(&g->b, P, &P->c[i], 1);
         }
     }
-    gk_buf_putc(&b, '}');
-    end_line(&b, pp, SLOT_EOF_TRAIL);
-    put_leading(&b, pp, SLOT_EOF, 0);
+}
 
-    free(P.used);
-    free(P.order);
-    free(P.first);
-    free(sl.contrib);
-    free(L.c);
-    free(L.s);
-    canon_free(&c);
-    return gk_buf_steal(&b, len);
+char *gk_fmt_grant(const gk_file_ast *a, bool keep_comments, size_t *len)
+{
+    gprint g = {.a = a};
+    canon_build(&g.c, a);
+    if (keep_comments && a->surface == GK_SURFACE_GRANT && a->src && a->src->text)
+        place_comments(&g);
+
+    gk_buf *b = &g.b;
+    put_leading(b, g.pp, SLOT_TOP, 0);
+    gk_buf_puts(b, "grant ");
+    if (a->name.text) {
+        put_grant_word(b, a->name.text, W_NAME);
+        gk_buf_putc(b, ' ');
+    }
+    gk_buf_puts(b, "{\n");
+    put_includes(&g);
+    if (a->has_exec)
+        put_exec(&g);
+    if (a->has_fs)
+        put_fs(&g);
+    put_settings(&g);
+    put_unplaced(&g);
+    gk_buf_putc(b, '}');
+    end_line(b, g.pp, SLOT_EOF_TRAIL);
+    put_leading(b, g.pp, SLOT_EOF, 0);
+
+    free(g.P.used);
+    free(g.P.order);
+    free(g.P.first);
+    free(g.sl.contrib);
+    free(g.L.c);
+    free(g.L.s);
+    canon_free(&g.c);
+    return gk_buf_steal(b, len);
 }
 
 /* ---- YAML ----------------------------------------------------------------- */
@@ -1230,17 +1285,13 @@ char *gk_fmt_yaml(const gk_file_ast *a, size_t *len)
 
 /* ---- grant_fmt ------------------------------------------------------------ */
 
-/* Byte offset of the first comment of a grant source, or -1. */
-static long grant_first_comment(const gk_source *src, uint32_t *end)
+/* Byte offset of the first comment of a parsed grant source, or -1. */
+static long grant_first_comment(const gk_file_ast *ast, uint32_t *end)
 {
-    clex L = {0};
-    clex_run(&L, src->text, src->len);
-    long at = L.nc ? (long)L.c[0].start : -1;
-    if (L.nc)
-        *end = L.c[0].end;
-    free(L.c);
-    free(L.s);
-    return at;
+    if (!ast->ncomments)
+        return -1;
+    *end = comment_end(ast->src->text, &ast->comments[0]);
+    return (long)ast->comments[0].start;
 }
 
 /* Byte offset of the first YAML comment, or -1: a '#' at a line start or
@@ -1331,7 +1382,7 @@ int grant_fmt(const char *name, const char *text, size_t len, grant_surface from
                         "comments are not carried over from YAML (libyaml does not report them)");
         }
     } else if (to == GRANT_SURFACE_YAML) {
-        long at = grant_first_comment(src, &cend);
+        long at = grant_first_comment(ast, &cend);
         if (at >= 0) {
             gk_loc l = {src, (uint32_t)at, cend};
             gk_diag_add(diags, GK_WARNING, l, NULL, "comments are not carried over to YAML");

@@ -1,4 +1,4 @@
-/* ast.h - the syntax tree shared by both surfaces (grant language, YAML).
+/* syntax.h - the syntax tree shared by both surfaces (grant language, YAML).
  *
  * Both front ends produce a gk_file_ast; everything downstream (validation,
  * fmt, freezing) reads only this. Rules are kept flat, in source order, each
@@ -62,6 +62,25 @@ typedef struct gk_comment {
     uint32_t start, end; /* byte range of "# ..." without the newline */
 } gk_comment;
 
+/* A token of a grant-surface file as its lexer read it: together with the
+ * comments, the outline fmt walks to keep each comment beside the statement
+ * it was written with (so fmt never scans the text a second way). */
+typedef enum gk_token_kind {
+    GK_TOKEN_WORD,
+    GK_TOKEN_STRING,
+    GK_TOKEN_LBRACE,
+    GK_TOKEN_RBRACE,
+    GK_TOKEN_LBRACKET,
+    GK_TOKEN_RBRACKET,
+    GK_TOKEN_SEMI,
+    GK_TOKEN_COMMA,
+} gk_token_kind;
+
+typedef struct gk_token {
+    uint32_t start, end; /* byte range as written (a string's quotes included) */
+    gk_token_kind kind;
+} gk_token;
+
 typedef enum gk_surface { GK_SURFACE_GRANT, GK_SURFACE_YAML, GK_SURFACE_JSON } gk_surface;
 
 typedef struct gk_file_ast {
@@ -101,6 +120,8 @@ typedef struct gk_file_ast {
 
     gk_comment *comments;  /* grant surface only, in source order */
     size_t ncomments;
+    gk_token *tokens;      /* grant surface only, in source order; no comments */
+    size_t ntokens;
 } gk_file_ast;
 
 GK_HIDDEN gk_file_ast *gk_ast_new(gk_source *src, gk_surface surface); /* takes a ref */

@@ -1,0 +1,562 @@
+/* sbpl_read_eval.c - the SBPL reader's static Scheme evaluator.
+ *
+ * Runs a profile the way libsandbox's prelude would, for the part of
+ * Scheme real profiles use: values (strings, regexes, numbers, booleans,
+ * operations, filters, modifiers, unknowns), define of constants and of
+ * procedures (called with their arguments bound, lexically scoped),
+ * param, string-append, regex-quote, if/when/unless/and/or/not, begin,
+ * version. Every other form (rules, filters, import) is the builder's
+ * (sbpl_read.c): a form's head is looked up in the table it hands over in
+ * ctx.forms, never called by name.
+ */
+#include "analysis/sbpl_read.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+/* ---- context ------------------------------------------------------------------ */
+
+void *gk_sbr_arena(ctx *c, void *p)
+{
+    grant_sbpl *s = c->s;
+    GK_VEC_PUSH(s->arena, s->narena, s->caparena, p);
+    return p;
+}
+
+char *gk_sbr_arena_str(ctx *c, const char *s)
+{
+    return gk_sbr_arena(c, gk_strdup(s));
+}
+
+gk_loc gk_sbr_loc(ctx *c, const sx *x)
+{
+    return at(c->src, x->start, x->end);
+}
+
+void gk_sbr_err(ctx *c, gk_loc loc, const char *hint, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = gk_vprintf(fmt, ap);
+    va_end(ap);
+    gk_diag_add(c->diags, GK_ERROR, loc, hint, "%s", m);
+    free(m);
+    c->failed = true;
+}
+
+val gk_sbr_none(void)
+{
+    val v;
+    memset(&v, 0, sizeof(v));
+    return v;
+}
+
+/* ---- evaluation --------------------------------------------------------------- */
+
+static bool step(ctx *c, const sx *x)
+{
+    if (c->aborted)
+        return false;
+    if (++c->steps > MAX_STEPS) {
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "the profile takes too long to evaluate (recursion?)");
+        c->aborted = true;
+        return false;
+    }
+    return true;
+}
+
+static const binding *lookup(ctx *c, const char *name)
+{
+    for (scope *f = c->locals; f; f = f->up)
+        for (size_t i = f->n; i-- > 0;)
+            if (strcmp(f->b[i].name, name) == 0)
+                return &f->b[i];
+    for (size_t i = c->nglobals; i-- > 0;)
+        if (strcmp(c->globals[i].name, name) == 0)
+            return &c->globals[i];
+    return NULL;
+}
+
+const char *gk_sbr_param_value(ctx *c, const char *name)
+{
+    size_t nl = strlen(name);
+    const char *found = NULL;
+    for (size_t i = 0; i < c->nparams; i++) {
+        const char *p = c->params[i];
+        if (p && strncmp(p, name, nl) == 0 && p[nl] == '=')
+            found = p + nl + 1; /* the last -D wins */
+    }
+    return found;
+}
+
+val gk_sbr_eval_arg(ctx *c, const sx *x)
+{
+    c->in_args++;
+    val v = gk_sbr_eval(c, x);
+    c->in_args--;
+    return v;
+}
+
+void gk_sbr_record_param(ctx *c, const val *v)
+{
+    grant_sbpl *s = c->s;
+    for (size_t i = 0; i < s->nparams; i++)
+        if (s->params[i].loc.src == v->loc.src && s->params[i].loc.start == v->loc.start)
+            return;
+    gk_sb_unresolved u = {v->loc, gk_sbr_arena_str(c, v->s)};
+    GK_VEC_PUSH(s->params, s->nparams, s->capparams, u);
+    gk_diag_add(c->diags, GK_WARNING, v->loc, "give it with -D NAME=VALUE",
+                "param \"%s\" has no value: what depends on it is undecided", v->s);
+}
+
+const char *gk_sbr_need_string(ctx *c, const val *v, const sx *x, const char *what, bool *unres)
+{
+    *unres = false;
+    if (v->k == V_STR)
+        return v->s;
+    if (v->k == V_UNRES) {
+        gk_sbr_record_param(c, v);
+        *unres = true;
+        return NULL;
+    }
+    if (!c->failed || v->k != V_NONE)
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "%s needs a string here", what);
+    return NULL;
+}
+
+bool gk_sbr_argc_is(ctx *c, const sx *x, size_t lo, size_t hi, const char *name)
+{
+    size_t n = x->n - 1;
+    if (n >= lo && n <= hi)
+        return true;
+    if (lo == hi)
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "(%s ...) takes %zu argument%s, not %zu", name, lo,
+               lo == 1 ? "" : "s", n);
+    else if (hi == SIZE_MAX)
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "(%s ...) takes at least %zu argument%s", name, lo,
+               lo == 1 ? "" : "s");
+    else
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "(%s ...) takes %zu to %zu arguments, not %zu", name, lo,
+               hi, n);
+    return false;
+}
+
+/* allow, deny, import and param come with sbpl_v1, which (version 1)
+ * loads: before it they do not exist. */
+bool gk_sbr_need_version(ctx *c, const sx *x)
+{
+    if (c->any_version)
+        return true;
+    gk_sbr_err(c, gk_sbr_loc(c, x), "start the profile with (version 1)",
+           "(version 1) must come before the first rule");
+    c->any_version = true; /* once */
+    return false;
+}
+
+val gk_sbr_form_string_append(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    gk_buf b = {0};
+    val out = gk_sbr_none();
+    out.k = V_STR;
+    out.loc = gk_sbr_loc(c, x);
+    for (size_t i = 1; i < x->n; i++) {
+        val a = gk_sbr_eval_arg(c, x->v[i]);
+        if (a.k == V_UNRES) {
+            gk_buf_free(&b);
+            return a; /* the whole string is unknown */
+        }
+        if (a.k != V_STR) {
+            if (!c->failed || a.k != V_NONE)
+                gk_sbr_err(c, gk_sbr_loc(c, x->v[i]), NULL, "string-append takes strings");
+            gk_buf_free(&b);
+            return gk_sbr_none();
+        }
+        gk_buf_puts(&b, a.s);
+    }
+    if (!b.data)
+        gk_buf_puts(&b, "");
+    out.s = gk_sbr_arena(c, gk_buf_steal(&b, NULL));
+    return out;
+}
+
+val gk_sbr_form_regex_quote(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    if (!gk_sbr_argc_is(c, x, 1, 1, "regex-quote"))
+        return gk_sbr_none();
+    val a = gk_sbr_eval_arg(c, x->v[1]);
+    if (a.k == V_UNRES)
+        return a;
+    bool unres;
+    const char *s = gk_sbr_need_string(c, &a, x->v[1], "regex-quote", &unres);
+    if (!s)
+        return gk_sbr_none();
+    gk_buf b = {0};
+    for (const char *p = s; *p; p++) {
+        if (strchr("^.[$()|*+?{\\", *p))
+            gk_buf_putc(&b, '\\');
+        gk_buf_putc(&b, *p);
+    }
+    if (!b.data)
+        gk_buf_puts(&b, "");
+    val v = gk_sbr_none();
+    v.k = V_STR;
+    v.loc = gk_sbr_loc(c, x);
+    v.s = gk_sbr_arena(c, gk_buf_steal(&b, NULL));
+    return v;
+}
+
+/* Truth of a condition value; -1 (with an error) when it has none offline. */
+static int truth(ctx *c, const val *v, const sx *x)
+{
+    switch (v->k) {
+    case V_BOOL:
+        return v->b;
+    case V_UNRES:
+        return 0; /* (param "X") is #f when X was not given */
+    case V_FILTER:
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL,
+               "this condition depends on the running process; it cannot be evaluated offline");
+        return -1;
+    case V_NONE:
+        if (!c->failed)
+            gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "this condition has no value");
+        return -1;
+    default:
+        return 1;
+    }
+}
+
+static val eval_body(ctx *c, const sx *x, size_t from)
+{
+    val last = gk_sbr_none();
+    for (size_t i = from; i < x->n && !c->aborted; i++)
+        last = gk_sbr_eval(c, x->v[i]);
+    return last;
+}
+
+val gk_sbr_form_define(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    if (c->locals || c->in_args) {
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "define is supported only at the top level");
+        return gk_sbr_none();
+    }
+    if (!gk_sbr_argc_is(c, x, 2, SIZE_MAX, "define"))
+        return gk_sbr_none();
+    const sx *target = x->v[1];
+    binding b;
+    memset(&b, 0, sizeof(b));
+    if (target->t == SX_SYM) {
+        if (x->n != 3) {
+            gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "(define NAME VALUE) takes one value");
+            return gk_sbr_none();
+        }
+        b.name = target->s;
+        b.v = gk_sbr_eval_arg(c, x->v[2]);
+        if (b.v.k == V_NONE)
+            return gk_sbr_none();
+    } else if (target->t == SX_LIST && target->n >= 1 && target->v[0]->t == SX_SYM) {
+        for (size_t i = 1; i < target->n; i++)
+            if (target->v[i]->t != SX_SYM || strcmp(target->v[i]->s, ".") == 0) {
+                gk_sbr_err(c, gk_sbr_loc(c, target->v[i]), NULL,
+                       "procedure parameters must be plain names");
+                return gk_sbr_none();
+            }
+        b.name = target->v[0]->s;
+        b.is_proc = true;
+        b.p.name = b.name;
+        b.p.def = x;
+        b.p.src = c->src;
+    } else {
+        gk_sbr_err(c, gk_sbr_loc(c, target), NULL, "define needs a name or (NAME PARAM...)");
+        return gk_sbr_none();
+    }
+    GK_VEC_PUSH(c->globals, c->nglobals, c->capglobals, b);
+    return gk_sbr_none();
+}
+
+static val call_proc(ctx *c, const sx *x, const proc *p)
+{
+    const sx *sig = p->def->v[1];
+    size_t want = sig->n - 1, got = x->n - 1;
+    if (want != got) {
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "'%s' takes %zu argument%s, not %zu", p->name, want,
+               want == 1 ? "" : "s", got);
+        return gk_sbr_none();
+    }
+    if (c->call_depth >= MAX_CALL_DEPTH) {
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "procedure calls nest too deeply (recursion?)");
+        c->aborted = true;
+        return gk_sbr_none();
+    }
+    /* Lexical scope: procedures are defined at the top level, so the body
+     * sees its parameters and the globals, never the caller's locals. */
+    scope fr = {NULL, gk_calloc(want ? want : 1, sizeof(binding)), want};
+    for (size_t i = 0; i < want; i++) {
+        fr.b[i].name = sig->v[i + 1]->s;
+        fr.b[i].v = gk_sbr_eval_arg(c, x->v[i + 1]);
+    }
+    /* The body runs in the procedure's file, at the caller's rule level. */
+    gk_source *saved_src = c->src;
+    gk_loc saved_via = c->via;
+    scope *saved_locals = c->locals;
+    if (!c->via.src && c->in_args == 0)
+        c->via = gk_sbr_loc(c, x);
+    c->src = p->src;
+    c->locals = &fr;
+    c->call_depth++;
+    val r = eval_body(c, p->def, 2);
+    c->call_depth--;
+    c->locals = saved_locals;
+    c->src = saved_src;
+    c->via = saved_via;
+    free(fr.b);
+    return r;
+}
+
+val gk_sbr_form_version(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    if (!gk_sbr_argc_is(c, x, 1, 1, "version"))
+        return gk_sbr_none();
+    const sx *a = x->v[1];
+    if (a->t != SX_NUM || a->num != 1) {
+        gk_sbr_err(c, gk_sbr_loc(c, a), "write (version 1)", "unsupported SBPL version (only 1 exists)");
+        c->any_version = true; /* one error, not one per rule after it */
+        return gk_sbr_none();
+    }
+    if (c->version_seen) {
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "only one (version ...) may be given");
+        return gk_sbr_none();
+    }
+    c->version_seen = c->any_version = true;
+    return gk_sbr_none();
+}
+
+/* (param "X"), (getenv "X"): the -D value, or an unknown. */
+val gk_sbr_form_param(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    const char *n = form->name;
+    if (!gk_sbr_need_version(c, x) || !gk_sbr_argc_is(c, x, 1, 1, n))
+        return gk_sbr_none();
+    val a = gk_sbr_eval_arg(c, x->v[1]);
+    bool unres;
+    const char *key = gk_sbr_need_string(c, &a, x->v[1], n, &unres);
+    if (!key)
+        return gk_sbr_none();
+    const char *value = gk_sbr_param_value(c, key);
+    val v = gk_sbr_none();
+    v.loc = gk_sbr_loc(c, x);
+    v.k = value ? V_STR : V_UNRES;
+    v.s = gk_sbr_arena_str(c, value ? value : key);
+    return v;
+}
+
+val gk_sbr_form_if(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    const char *n = form->name;
+    bool is_if = n[0] == 'i';
+    if (!gk_sbr_argc_is(c, x, 2, is_if ? 3 : SIZE_MAX, n))
+        return gk_sbr_none();
+    val cv = gk_sbr_eval_arg(c, x->v[1]);
+    int t = truth(c, &cv, x->v[1]);
+    if (t < 0)
+        return gk_sbr_none();
+    if (n[0] == 'u')
+        t = !t;
+    if (is_if)
+        return t ? gk_sbr_eval(c, x->v[2]) : x->n == 4 ? gk_sbr_eval(c, x->v[3]) : gk_sbr_none();
+    return t ? eval_body(c, x, 2) : gk_sbr_none();
+}
+
+val gk_sbr_form_not(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    if (!gk_sbr_argc_is(c, x, 1, 1, "not"))
+        return gk_sbr_none();
+    val a = gk_sbr_eval_arg(c, x->v[1]);
+    int t = truth(c, &a, x->v[1]);
+    if (t < 0)
+        return gk_sbr_none();
+    val v = gk_sbr_none();
+    v.k = V_BOOL;
+    v.b = !t;
+    v.loc = gk_sbr_loc(c, x);
+    return v;
+}
+
+/* (and ...), (or ...): the value that decided, as Scheme does. */
+val gk_sbr_form_and_or(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    bool is_and = form->name[0] == 'a';
+    val v = gk_sbr_none();
+    v.k = V_BOOL;
+    v.b = is_and;
+    v.loc = gk_sbr_loc(c, x);
+    for (size_t i = 1; i < x->n; i++) {
+        val a = gk_sbr_eval_arg(c, x->v[i]);
+        int t = truth(c, &a, x->v[i]);
+        if (t < 0)
+            return gk_sbr_none();
+        v = a;
+        if (is_and ? !t : t)
+            break;
+    }
+    return v;
+}
+
+val gk_sbr_form_begin(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    return eval_body(c, x, 1);
+}
+
+val gk_sbr_form_ignore(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    return gk_sbr_none(); /* sbpl_v1: no effect on decisions */
+}
+
+/* ---- forms ------------------------------------------------------------------ */
+
+/* Nearest known name for a misspelled head (error path only: the candidate
+ * table is built on demand). */
+static char *did_you_mean(const ctx *c, const char *w)
+{
+    size_t nops = 0;
+    const char *const *ops = gk_sb_op_names(&nops);
+    size_t n = c->nforms + nops, k = 0;
+    const char **all = gk_malloc((n ? n : 1) * sizeof(*all));
+    for (size_t i = 0; i < c->nforms; i++)
+        all[k++] = c->forms[i].name;
+    for (size_t i = 0; i < nops; i++)
+        all[k++] = ops[i];
+    const char *near = gk_nearest(w, all, k);
+    free(all);
+    return near ? gk_printf("did you mean '%s'?", near) : NULL;
+}
+
+/* A head that names no binding and no built-in form. */
+static val unknown_head(ctx *c, const sx *h)
+{
+    const char *n = h->s;
+    if (gk_sb_op_lookup(n) >= 0) {
+        gk_sbr_err(c, gk_sbr_loc(c, h), "operations are plain names inside (allow ...) or (deny ...)",
+                   "'%s' is an operation, not a procedure", n);
+        return gk_sbr_none();
+    }
+    char *hint = NULL;
+    if (c->s->nimports) {
+        /* It may be defined there: say so rather than suggest a spelling. */
+        gk_autofree char *where = gk_loc_origin(c->s->imports[c->s->nimports - 1].loc);
+        hint = gk_printf("the import at %s was not resolved; it may define it", where);
+    } else {
+        hint = did_you_mean(c, n);
+    }
+    gk_sbr_err(c, gk_sbr_loc(c, h), hint, "unknown procedure or filter '%s'", n);
+    free(hint);
+    return gk_sbr_none();
+}
+
+/* (HEAD ...): a procedure the profile defined, else a built-in form. */
+static val eval_list(ctx *c, const sx *x)
+{
+    if (x->n == 0) {
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "empty list '()' cannot be evaluated");
+        return gk_sbr_none();
+    }
+    const sx *h = x->v[0];
+    if (h->t != SX_SYM) {
+        gk_sbr_err(c, gk_sbr_loc(c, h), NULL, "cannot evaluate: the head of a form must be a name");
+        return gk_sbr_none();
+    }
+    const binding *b = lookup(c, h->s);
+    if (b && b->is_proc)
+        return call_proc(c, x, &b->p);
+    if (b) {
+        gk_sbr_err(c, gk_sbr_loc(c, h), NULL, "'%s' is not a procedure", h->s);
+        return gk_sbr_none();
+    }
+    for (size_t i = 0; i < c->nforms; i++)
+        if (strcmp(h->s, c->forms[i].name) == 0)
+            return c->forms[i].fn(c, x, &c->forms[i]);
+    return unknown_head(c, h);
+}
+
+val gk_sbr_eval(ctx *c, const sx *x)
+{
+    if (!step(c, x))
+        return gk_sbr_none();
+    val v = gk_sbr_none();
+    v.loc = gk_sbr_loc(c, x);
+    switch (x->t) {
+    case SX_STR:
+        v.k = V_STR;
+        v.s = x->s;
+        v.raw = !x->escaped;
+        v.rawoff = 1;
+        return v;
+    case SX_REGEX:
+        v.k = V_REGEX;
+        v.s = x->s;
+        v.raw = true;
+        v.rawoff = 2;
+        return v;
+    case SX_BOOL:
+        v.k = V_BOOL;
+        v.b = x->b;
+        return v;
+    case SX_NUM:
+        v.k = V_NUM;
+        v.num = x->num;
+        return v;
+    case SX_SYM: {
+        const binding *b = lookup(c, x->s);
+        if (b && !b->is_proc)
+            return b->v;
+        if (b) {
+            gk_sbr_err(c, v.loc, NULL, "procedure '%s' used as a value (call it: (%s ...))", x->s,
+                   x->s);
+            return gk_sbr_none();
+        }
+        int op = gk_sb_op_lookup(x->s);
+        if (op >= 0) {
+            v.k = V_OP;
+            v.op = op;
+            return v;
+        }
+        if (strcmp(x->s, "tty") == 0) {
+            gk_sbr_err(c, v.loc, "write (tty)", "tty is a procedure");
+            return gk_sbr_none();
+        }
+        size_t nops = 0;
+        const char *const *ops = gk_sb_op_names(&nops);
+        const char *near = gk_nearest(x->s, ops, nops);
+        char *hint = near ? gk_printf("did you mean '%s'?", near) : NULL;
+        gk_sbr_err(c, v.loc, hint, "unknown operation or name '%s'", x->s);
+        free(hint);
+        return gk_sbr_none();
+    }
+    case SX_LIST:
+        return eval_list(c, x);
+    }
+    return gk_sbr_none();
+}
+
+void gk_sbr_eval_file(ctx *c, gk_source *src)
+{
+    sx *top = gk_sx_read_all(src, c->diags);
+    grant_sbpl *s = c->s;
+    GK_VEC_PUSH(s->sources, s->nsources, s->capsources, gk_source_ref(src));
+    if (!top) {
+        c->failed = true;
+        return;
+    }
+    parsed p = {top, src};
+    GK_VEC_PUSH(c->files, c->nfiles, c->capfiles, p);
+    c->src = src;
+    for (size_t i = 0; i < top->n && !c->aborted; i++) {
+        const sx *x = top->v[i];
+        if (x->t != SX_LIST) {
+            gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "a profile is a sequence of forms like (allow ...)");
+            continue;
+        }
+        gk_sbr_eval(c, x);
+        c->src = src;
+    }
+}
