@@ -455,7 +455,7 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
         tail[nt++] = args.v[i];
     fds[0] = memfd_with("grantkit-bwrap-args", packed.data, packed.len);
     gk_buf_free(&packed);
-    fds[1] = gk_seccomp_main_fd(pr->net);
+    fds[1] = gk_seccomp_main_fd(pr->net, pr->exec_restricted);
     fds[2] = memfd_with("grantkit-landlock", ll.data, ll.len);
     fds[3] = gk_seccomp_mount_fd();
     for (int i = 0; i < 4; i++)

@@ -14,6 +14,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U /* Linux 6.3; Debian 12's headers lack it */
+#endif
+
 static const char *const denied[] = {
     "ptrace",          "process_vm_readv", "process_vm_writev", "kexec_load",
     "kexec_file_load", "perf_event_open",  "bpf",               "keyctl",
@@ -93,7 +97,22 @@ static int export_fd(scmp_filter_ctx ctx)
     return fd;
 }
 
-int gk_seccomp_main_fd(bool net)
+/* Fileless exec: a memfd lies on no mount the envelope shows, so neither
+ * noexec nor Landlock sees an exec of it (/proc/self/fd/N, fexecve,
+ * execveat). Only a memfd sealed non-executable may be made
+ * (MFD_NOEXEC_SEAL; a kernel before 6.3 refuses that flag, so there none
+ * can be made); memfd_secret is refused outright. */
+static int deny_exec_memfd(scmp_filter_ctx ctx)
+{
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(memfd_create), 1,
+                              SCMP_A1_64(SCMP_CMP_MASKED_EQ, MFD_NOEXEC_SEAL, 0));
+    int nr = seccomp_syscall_resolve_name("memfd_secret");
+    if (rc == 0 && nr != __NR_SCMP_ERROR)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    return rc;
+}
+
+int gk_seccomp_main_fd(bool net, bool exec_restricted)
 {
     scmp_filter_ctx ctx = new_filter();
     if (!ctx)
@@ -126,6 +145,8 @@ int gk_seccomp_main_fd(bool net)
         if (nr != __NR_SCMP_ERROR)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
     }
+    if (rc == 0 && exec_restricted)
+        rc = deny_exec_memfd(ctx);
     if (rc == 0 && !net)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
                               SCMP_A0_64(SCMP_CMP_NE, AF_UNIX));

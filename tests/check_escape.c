@@ -1,0 +1,233 @@
+/* check_escape.c - the red team's routes out of grantrun (issue 14), each
+ * against the real envelope (the grantrun binary, bwrap, the helper's
+ * noexec remounts, Landlock and seccomp on this kernel), each with a
+ * control action in the same run that succeeds.
+ *
+ * The attacks are steps of tests/escape-probe (see escape_probe.c), a
+ * program the policies admit by its path; it prints one line per step.
+ * The scratch tree lives under /var/tmp (bwrap's /tmp is private), mode
+ * 0755, so an unprivileged user can run there too: run as root, the suite
+ * creates the user gk-escape (useradd) and runs the tests marked "as the
+ * user" through setpriv, every bundled policy included; run as another
+ * user, it is that user.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define USER "gk-escape"
+
+static char *base;    /* the scratch tree */
+static char *project; /* base/project: the command's cwd, writable */
+static char *probe;   /* base/bin/escape-probe */
+static uid_t user_uid; /* the unprivileged user */
+static gid_t user_gid;
+static bool have_user;
+
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+    size_t len = 0;
+    char *data = gk_test_read(from, &len);
+    ck_assert_ptr_nonnull(data);
+    int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+    ck_assert_int_eq(fchmod(fd, mode), 0);
+    close(fd);
+    free(data);
+}
+
+/* The unprivileged user: made when the suite runs as root. */
+static void find_user(void)
+{
+    if (geteuid() != 0) {
+        user_uid = geteuid();
+        user_gid = getegid();
+        have_user = true;
+        return;
+    }
+    struct passwd *pw = getpwnam(USER);
+    if (!pw && system("useradd --system --no-create-home --shell /usr/sbin/nologin " USER
+                      " >/dev/null 2>&1") == 0)
+        pw = getpwnam(USER);
+    if (pw) {
+        user_uid = pw->pw_uid;
+        user_gid = pw->pw_gid;
+        have_user = true;
+    }
+}
+
+static void setup(void)
+{
+    find_user();
+    char tmpl[] = "/var/tmp/gk-escape-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    ck_assert_int_eq(chmod(tmpl, 0755), 0);
+    base = gk_strdup(tmpl);
+    project = gk_printf("%s/project", base);
+    ck_assert_int_eq(mkdir(project, 0755), 0);
+    gk_autofree char *bin = gk_printf("%s/bin", base);
+    ck_assert_int_eq(mkdir(bin, 0755), 0);
+    probe = gk_printf("%s/escape-probe", bin);
+    gk_autofree char *built = gk_printf("%s/tests/escape-probe", gk_test_builddir());
+    copy_file(built, probe, 0755);
+    gk_autofree char *hello = gk_printf("%s/hello.txt", project);
+    gk_test_write(hello, "hello from the project\n", 0644);
+    gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
+    ck_assert_int_eq(setenv("GRANTKIT_HELPER", helper, 1), 0);
+    ck_assert_int_eq(setenv("PATH", "/usr/bin:/bin", 1), 0);
+    ck_assert_int_eq(setenv("HOME", base, 1), 0);
+    ck_assert_int_eq(chdir(project), 0);
+}
+
+static void teardown(void)
+{
+    ck_assert_int_eq(chdir("/"), 0);
+    gk_autofree char *cmd = gk_printf("rm -rf '%s'", base);
+    ck_assert_int_eq(system(cmd), 0);
+    free(base);
+    free(project);
+    free(probe);
+}
+
+/* The project handed to the unprivileged user (it writes there). */
+static void give_project(void)
+{
+    gk_autofree char *cmd = gk_printf("chown -R %u:%u '%s'", (unsigned)user_uid,
+                                      (unsigned)user_gid, project);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A policy file: text with every "@B" replaced by the scratch tree. */
+static char *policy(const char *name, const char *text)
+{
+    gk_buf b = {0};
+    for (const char *p = text; *p; p++) {
+        if (p[0] == '@' && p[1] == 'B') {
+            gk_buf_puts(&b, base);
+            p++;
+        } else {
+            gk_buf_putc(&b, *p);
+        }
+    }
+    gk_autofree char *body = gk_buf_steal(&b, NULL);
+    char *path = gk_printf("%s/%s", base, name);
+    gk_test_write(path, body, 0644);
+    return path;
+}
+
+/* The usual policy: exec restricted to the probe and a few tools, the
+ * project writable. */
+static const char restricted[] = "grant e {\n"
+                                 "    exec { allow @B/bin/escape-probe true cat; }\n"
+                                 "    fs {\n"
+                                 "        read /usr /etc @B/bin;\n"
+                                 "        write cwd:;\n"
+                                 "        readonly cwd:/hooks;\n"
+                                 "    }\n"
+                                 "    net deny;\n"
+                                 "}\n";
+
+typedef struct run {
+    int status;
+    char *out, *err;
+} run;
+
+/* grantrun ARGS... (NULL-terminated), as root or as the user. */
+static run grantrun_as(bool as_user, const char *const *args)
+{
+    gk_strvec v = {0};
+    if (as_user && geteuid() == 0) {
+        ck_assert_msg(have_user, "no unprivileged user could be made (useradd " USER ")");
+        gk_strvec_push(&v, "/usr/bin/setpriv");
+        gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
+        gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
+        gk_strvec_push(&v, "--clear-groups");
+        gk_strvec_push(&v, "--");
+    }
+    gk_strvec_push_take(&v, gk_printf("%s/grantrun", gk_test_builddir()));
+    for (size_t i = 0; args[i]; i++)
+        gk_strvec_push(&v, args[i]);
+    gk_strvec_push_take(&v, NULL);
+    run r = {0};
+    r.status = gk_test_run(v.v, NULL, &r.out, &r.err);
+    gk_strvec_free(&v);
+    return r;
+}
+
+static void run_free(run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Every "VERB=RESULT" line of want is in the probe's output. */
+static void expect(const run *r, const char *const *want)
+{
+    for (size_t i = 0; want[i]; i++) {
+        gk_autofree char *line = gk_printf("%s\n", want[i]);
+        ck_assert_msg(strstr(r->out, line), "missing '%s' (status %d) in:\n%s\nstderr: %s",
+                      want[i], r->status, r->out, r->err);
+    }
+}
+
+static mode_t host_mode(const char *rel)
+{
+    gk_autofree char *p = gk_printf("%s/%s", project, rel);
+    struct stat st;
+    ck_assert_int_eq(lstat(p, &st), 0);
+    return st.st_mode & 07777;
+}
+
+/* ---- 2. fileless exec ------------------------------------------------- */
+
+static void fileless(bool as_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    if (as_user)
+        give_project();
+    run r = grantrun_as(as_user, ARGS("-p", pol, "--", probe, "run:/usr/bin/true",
+                                      "execveat:/usr/bin/true", "memfd-sealed:/usr/bin/true",
+                                      "memfd:/usr/bin/true", "memfd-fexec:/usr/bin/true"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("run=EXIT:0", "execveat=EXIT:0", "memfd-sealed=OK", "memfd=ERR:EPERM",
+                    "memfd-fexec=ERR:EPERM"));
+    run_free(&r);
+}
+
+START_TEST(fileless_exec_is_refused)
+{
+    fileless(false);
+}
+END_TEST
+
+START_TEST(fileless_exec_is_refused_as_the_user)
+{
+    fileless(true);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("escape");
+    TCase *tc = tcase_create("envelope");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, fileless_exec_is_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return gk_test_main(suite());
+}
