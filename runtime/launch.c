@@ -96,8 +96,10 @@ static void noexec_mounts(const gk_projection *pr, const gk_bwrap_plan *plan, gk
         return;
     for (size_t i = 0; i < plan->nmounts; i++) {
         const gk_mount *m = &plan->mounts[i];
+        /* --dev is a tmpfs too: /dev/shm in it is writable. */
         bool writable = m->role == GK_MOUNT_WRITE || m->role == GK_MOUNT_PIN ||
-                        (m->role == GK_MOUNT_SYSTEM && m->flag && strcmp(m->flag, "--tmpfs") == 0);
+                        (m->role == GK_MOUNT_SYSTEM && m->flag &&
+                         (strcmp(m->flag, "--tmpfs") == 0 || strcmp(m->flag, "--dev") == 0));
         if (!writable || m->link || !m->flag || exec_admitted(pr, m->dest))
             continue;
         struct stat st;
