@@ -103,10 +103,13 @@ static void noexec_mounts(const gk_projection *pr, const gk_bwrap_plan *plan, gk
         if (!writable || m->link || !m->flag || exec_admitted(pr, m->dest))
             continue;
         struct stat st;
-        if (m->host && strstr(m->flag, "-try") && stat(m->host, &st) < 0)
+        bool there = m->host && stat(m->host, &st) == 0;
+        if (m->host && strstr(m->flag, "-try") && !there)
             continue;
-        if (m->is_file)
-            continue; /* a mount flag applies to a directory's mount */
+        /* A file bind is a mount of its own and takes the flags too; a
+         * device would lose its use to nodev (and cannot be executed). */
+        if (m->is_file && there && !S_ISREG(st.st_mode))
+            continue;
         gk_strvec_push(out, m->dest);
     }
     gk_strvec_sort_unique(out);

@@ -281,7 +281,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, fileless_exec_is_refused);
     tcase_add_test(tc, dev_shm_is_noexec);
-    /*T4 tcase_add_test(tc, a_single_file_write_region_is_noexec); T4*/
+    tcase_add_test(tc, a_single_file_write_region_is_noexec);
     /*T3 tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec); T3*/
     suite_add_tcase(s, tc);
     return s;
