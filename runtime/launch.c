@@ -87,17 +87,21 @@ static bool exec_admitted(const gk_projection *pr, const char *dest)
     return false;
 }
 
-/* What the helper remounts nosuid,nodev,noexec: every writable mount that
- * exists once bwrap is done (a -try bind of a missing source mounts
- * nothing), unless the stack does not restrict exec or admits it there. */
+/* What the helper remounts nosuid,nodev,noexec: every writable mount and
+ * readonly re-bind that exists once bwrap is done (a -try bind of a
+ * missing source mounts nothing), unless the stack does not restrict exec
+ * or admits it there. */
 static void noexec_mounts(const gk_projection *pr, const gk_bwrap_plan *plan, gk_strvec *out)
 {
     if (!pr->exec_restricted)
         return;
     for (size_t i = 0; i < plan->nmounts; i++) {
         const gk_mount *m = &plan->mounts[i];
-        /* --dev is a tmpfs too: /dev/shm in it is writable. */
+        /* --dev is a tmpfs too: /dev/shm in it is writable. A readonly
+         * re-bind lies in a write region (the plan makes none elsewhere):
+         * the host, or an earlier run, writes what it shows. */
         bool writable = m->role == GK_MOUNT_WRITE || m->role == GK_MOUNT_PIN ||
+                        m->role == GK_MOUNT_READONLY ||
                         (m->role == GK_MOUNT_SYSTEM && m->flag &&
                          (strcmp(m->flag, "--tmpfs") == 0 || strcmp(m->flag, "--dev") == 0));
         if (!writable || m->link || !m->flag || exec_admitted(pr, m->dest))

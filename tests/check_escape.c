@@ -282,7 +282,7 @@ static Suite *suite(void)
     tcase_add_test(tc, fileless_exec_is_refused);
     tcase_add_test(tc, dev_shm_is_noexec);
     tcase_add_test(tc, a_single_file_write_region_is_noexec);
-    /*T3 tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec); T3*/
+    tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec);
     suite_add_tcase(s, tc);
     return s;
 }
