@@ -397,6 +397,17 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
                        "take: refusing to run without it"));
         goto done;
     }
+    if (pr->exec_restricted && !pr->fs_restricted) {
+        /* The host root is bound writable (--dev-bind / /) and holds /usr:
+         * no noexec mount can keep what the run writes from the ELF
+         * loader. Refused rather than half kept (grantrun(1)). */
+        fail(out, GK_RUN_FAILED,
+             gk_strdup("confinement unavailable: exec is restricted but fs is not: with the "
+                       "host root bound writable, a file the command writes could still be "
+                       "run through the ELF loader; grant fs regions (read/write) or drop "
+                       "the exec allow-list"));
+        goto done;
+    }
     noexec_mounts(pr, &plan, &noexec);
 
     /* The helper is bound where the plan leaves room for a launcher's own

@@ -273,6 +273,38 @@ START_TEST(a_readonly_rebind_inside_a_write_region_is_noexec)
 }
 END_TEST
 
+/* ---- 5. unrestricted fs with restricted exec -------------------------- */
+
+START_TEST(restricted_exec_needs_restricted_fs)
+{
+    /* The host root is bound writable: no noexec pass could cover what
+     * the run writes, so grantrun refuses before anything runs. */
+    gk_autofree char *pol = policy("u.grant", "grant u {\n"
+                                              "    exec { allow @B/bin/escape-probe true; }\n"
+                                              "    fs { deny /etc/shadow; }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    run r = grantrun_as(false, ARGS("-p", pol, "--", probe, "cp:/usr/bin/true:x"));
+    ck_assert_msg(r.status == 125, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_msg(strstr(r.err, "exec is restricted but fs is not"), "stderr: %s", r.err);
+    ck_assert_str_eq(r.out, "");
+    gk_autofree char *x = gk_printf("%s/x", project);
+    ck_assert_int_ne(access(x, F_OK), 0); /* nothing ran */
+    run_free(&r);
+    /* Control: the same fs with vetoes only runs. */
+    gk_autofree char *ok = policy("v.grant", "grant v {\n"
+                                             "    exec { deny bash; }\n"
+                                             "    fs { deny /etc/shadow; }\n"
+                                             "    net deny;\n"
+                                             "}\n");
+    r = grantrun_as(false, ARGS("-p", ok, "--", probe, "cp:/usr/bin/true:x"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("cp=OK"));
+    ck_assert_int_eq(access(x, F_OK), 0);
+    run_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("escape");
@@ -283,6 +315,7 @@ static Suite *suite(void)
     tcase_add_test(tc, dev_shm_is_noexec);
     tcase_add_test(tc, a_single_file_write_region_is_noexec);
     tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec);
+    tcase_add_test(tc, restricted_exec_needs_restricted_fs);
     suite_add_tcase(s, tc);
     return s;
 }
