@@ -119,6 +119,53 @@ static void noexec_mounts(const gk_projection *pr, const gk_bwrap_plan *plan, gk
     gk_strvec_sort_unique(out);
 }
 
+/* How many values a bwrap option of the plan takes (the plan's argv is
+ * walked option by option, so a value is never read as an option). */
+static size_t bwrap_arity(const char *opt)
+{
+    static const char *const two[] = {"--setenv", "--bind", "--bind-try", "--ro-bind",
+                                      "--ro-bind-try", "--dev-bind", "--dev-bind-try",
+                                      "--symlink"};
+    static const char *const one[] = {"--unsetenv", "--tmpfs", "--dev", "--proc", "--dir",
+                                      "--remount-ro", "--chdir", "--perms", "--cap-add",
+                                      "--cap-drop", "--mqueue"};
+    for (size_t i = 0; i < sizeof(two) / sizeof(*two); i++)
+        if (strcmp(opt, two[i]) == 0)
+            return 2;
+    for (size_t i = 0; i < sizeof(one) / sizeof(*one); i++)
+        if (strcmp(opt, one[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* /dev as --dev makes it, but for devpts. For a caller who is not root,
+ * bwrap mounts devpts as uid 0 of the user namespace and then moves the
+ * command into a second, nested one (the caller's uid again) that owns no
+ * mount: the helper's remounts are refused there. Without --dev there is
+ * one user namespace, owning every mount. No /dev/pts, /dev/ptmx or
+ * /dev/console then (grantrun(1)). */
+static void dev_without_devpts(gk_strvec *args, const char *dev)
+{
+    static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+    static const char *const links[][2] = {{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"},
+                                           {"/proc/self/fd/1", "stdout"},
+                                           {"/proc/self/fd/2", "stderr"}};
+    gk_strvec_push(args, "--tmpfs");
+    gk_strvec_push(args, dev);
+    for (size_t i = 0; i < sizeof(nodes) / sizeof(*nodes); i++) {
+        gk_strvec_push(args, "--dev-bind");
+        gk_strvec_push_take(args, gk_printf("/dev/%s", nodes[i]));
+        gk_strvec_push_take(args, gk_printf("%s/%s", dev, nodes[i]));
+    }
+    for (size_t i = 0; i < sizeof(links) / sizeof(*links); i++) {
+        gk_strvec_push(args, "--symlink");
+        gk_strvec_push(args, links[i][0]);
+        gk_strvec_push_take(args, gk_printf("%s/%s", dev, links[i][1]));
+    }
+    gk_strvec_push(args, "--dir");
+    gk_strvec_push_take(args, gk_printf("%s/shm", dev));
+}
+
 static int memfd_with(const char *name, const char *data, size_t len)
 {
     int fd = memfd_create(name, MFD_CLOEXEC);
@@ -413,14 +460,25 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     /* The helper is bound where the plan leaves room for a launcher's own
      * mounts; with the host root bound, it is already at its own path. */
     const char *helper_at = pr->fs_restricted ? HELPER_IN_ENVELOPE : o->helper;
-    for (size_t k = 0; k <= plan.argv.n; k++) {
+    bool unprivileged = geteuid() != 0;
+    for (size_t k = 0, values = 0; k <= plan.argv.n; k++) {
         if (k == plan.insert_at && pr->fs_restricted) {
             gk_strvec_push(&args, "--ro-bind");
             gk_strvec_push(&args, o->helper);
             gk_strvec_push(&args, HELPER_IN_ENVELOPE);
         }
-        if (k < plan.argv.n)
-            gk_strvec_push(&args, plan.argv.v[k]);
+        if (k == plan.argv.n)
+            break;
+        const char *a = plan.argv.v[k];
+        if (values) {
+            values--;
+        } else if (unprivileged && strcmp(a, "--dev") == 0 && k + 1 < plan.argv.n) {
+            dev_without_devpts(&args, plan.argv.v[++k]);
+            continue;
+        } else {
+            values = bwrap_arity(a);
+        }
+        gk_strvec_push(&args, a);
     }
     gk_strvec_push(&args, "--seccomp");
     gk_strvec_push_take(&args, gk_printf("%d", FD_SECCOMP));

@@ -305,6 +305,38 @@ START_TEST(restricted_exec_needs_restricted_fs)
 }
 END_TEST
 
+/* ---- 11. an ordinary user ------------------------------------------- */
+
+START_TEST(written_files_cannot_run_as_the_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    give_project();
+    run r = grantrun_as(true, ARGS("-p", pol, "--", probe, "cp:/usr/bin/true:w", "ldso:./w",
+                                   "cp:/usr/bin/true:/dev/shm/p", "ldso:/dev/shm/p",
+                                   "run:/usr/bin/id", LOADER_CONTROL));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("cp=OK", "ldso=EXIT:127", "run=ERR:EACCES", "ldso=EXIT:0"));
+    ck_assert_msg(!strstr(r.out, "ldso=EXIT:0\nldso"), "a written file ran:\n%s", r.out);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(every_bundled_policy_runs_as_the_user)
+{
+    give_project();
+    static const char *const bundled[] = {"base/minimal.grant", "base/reasonable.grant",
+                                          "base/reasonable.yaml"};
+    for (size_t i = 0; i < sizeof(bundled) / sizeof(*bundled); i++) {
+        gk_autofree char *rel = gk_printf("policies/%s", bundled[i]);
+        gk_autofree char *pol = gk_test_path(rel);
+        run r = grantrun_as(true, ARGS("-p", pol, "--", "cat", "hello.txt"));
+        ck_assert_msg(r.status == 0 && strstr(r.out, "hello from the project"),
+                      "%s: status %d: %s%s", bundled[i], r.status, r.out, r.err);
+        run_free(&r);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("escape");
@@ -317,6 +349,13 @@ static Suite *suite(void)
     tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec);
     tcase_add_test(tc, restricted_exec_needs_restricted_fs);
     suite_add_tcase(s, tc);
+    TCase *user = tcase_create("as the user");
+    tcase_set_timeout(user, 120);
+    tcase_add_checked_fixture(user, setup, teardown);
+    tcase_add_test(user, fileless_exec_is_refused_as_the_user);
+    tcase_add_test(user, written_files_cannot_run_as_the_user);
+    tcase_add_test(user, every_bundled_policy_runs_as_the_user);
+    suite_add_tcase(s, user);
     return s;
 }
 
