@@ -455,6 +455,15 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
                        "the exec allow-list"));
         goto done;
     }
+    if (o->processes > 0 && (getuid() == 0 || geteuid() == 0)) {
+        /* The kernel exempts uid 0 from RLIMIT_NPROC, in a user namespace
+         * too (its uid 0 is the host's): a limit set would never hold. */
+        fail(out, GK_RUN_FAILED,
+             gk_strdup("confinement unavailable: --processes cannot be enforced for root: the "
+                       "kernel never applies RLIMIT_NPROC to uid 0; run grantrun as an "
+                       "ordinary user, or without --processes"));
+        goto done;
+    }
     noexec_mounts(pr, &plan, &noexec);
 
     /* The helper is bound where the plan leaves room for a launcher's own

@@ -305,6 +305,53 @@ START_TEST(restricted_exec_needs_restricted_fs)
 }
 END_TEST
 
+/* ---- 10. --processes ------------------------------------------------- */
+
+static void processes(bool as_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    if (as_user)
+        give_project();
+    run r = grantrun_as(as_user, ARGS("-p", pol, "--processes", "20", "--", probe, "fork:60"));
+    if (!as_user && geteuid() == 0) {
+        /* The kernel never applies RLIMIT_NPROC to uid 0: refused, and
+         * said why, before anything runs. */
+        ck_assert_msg(r.status == 125, "status %d: %s%s", r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.err, "RLIMIT_NPROC"), "stderr: %s", r.err);
+        ck_assert_str_eq(r.out, "");
+    } else {
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        long made = -1;
+        const char *f = strstr(r.out, "fork=");
+        ck_assert_ptr_nonnull(f);
+        made = strtol(f + 5, NULL, 10);
+        ck_assert_msg(made >= 1 && made < 20, "%ld of 60 forks with --processes 20", made);
+    }
+    run_free(&r);
+    /* Above the current hard limit: that limit is kept (and root is
+     * refused whatever N). */
+    r = grantrun_as(as_user, ARGS("-p", pol, "--processes", "100000000", "--", "true"));
+    ck_assert_int_eq(r.status, as_user || geteuid() != 0 ? 0 : 125);
+    run_free(&r);
+    /* Control: without the limit, the forks all happen. */
+    r = grantrun_as(as_user, ARGS("-p", pol, "--", probe, "fork:60"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("fork=60"));
+    run_free(&r);
+}
+
+START_TEST(processes_fails_closed_for_root)
+{
+    processes(false);
+}
+END_TEST
+
+START_TEST(processes_holds_for_the_user)
+{
+    processes(true);
+}
+END_TEST
+
 /* ---- 11. an ordinary user ------------------------------------------- */
 
 START_TEST(written_files_cannot_run_as_the_user)
@@ -348,6 +395,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_single_file_write_region_is_noexec);
     tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec);
     tcase_add_test(tc, restricted_exec_needs_restricted_fs);
+    tcase_add_test(tc, processes_fails_closed_for_root);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
     tcase_set_timeout(user, 120);
@@ -355,6 +403,7 @@ static Suite *suite(void)
     tcase_add_test(user, fileless_exec_is_refused_as_the_user);
     tcase_add_test(user, written_files_cannot_run_as_the_user);
     tcase_add_test(user, every_bundled_policy_runs_as_the_user);
+    tcase_add_test(user, processes_holds_for_the_user);
     suite_add_tcase(s, user);
     return s;
 }
