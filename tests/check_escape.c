@@ -305,6 +305,56 @@ START_TEST(restricted_exec_needs_restricted_fs)
 }
 END_TEST
 
+/* ---- 9. setuid bits and file capabilities ----------------------------- */
+
+static void no_setuid(bool as_user, const char *pol, const char *prog)
+{
+    if (as_user)
+        give_project();
+    run r = grantrun_as(as_user, ARGS("-p", pol, "--", prog, "cp:/usr/bin/id:s",
+                                      "chmod:4755:s", "chmod:2755:s", "fchmod:6755:s",
+                                      "fchmodat2:4711:s", "creat:4755:s2", "tmpfile:2755:.",
+                                      "mknod:4755:s4", "setcap:s", "chmod:0750:s",
+                                      "creat:0644:s3"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("cp=OK", "chmod=ERR:EPERM", "fchmod=ERR:EPERM", "fchmodat2=ERR:EPERM",
+                    "creat=ERR:EPERM", "tmpfile=ERR:EPERM", "mknod=ERR:EPERM",
+                    "setcap=ERR:EPERM", "chmod=OK", "creat=OK"));
+    ck_assert_msg(!strstr(r.out, "chmod=OK\nchmod=OK"), "a setuid chmod held:\n%s", r.out);
+    /* What reached the host carries no such bit. */
+    ck_assert_uint_eq(host_mode("s"), 0750);
+    ck_assert_uint_eq(host_mode("s3"), 0644);
+    gk_autofree char *s2 = gk_printf("%s/s2", project), *s4 = gk_printf("%s/s4", project);
+    ck_assert_int_ne(access(s2, F_OK), 0);
+    ck_assert_int_ne(access(s4, F_OK), 0);
+    run_free(&r);
+}
+
+START_TEST(nothing_written_is_setuid)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    no_setuid(false, pol, probe);
+}
+END_TEST
+
+START_TEST(nothing_written_is_setuid_with_vetoes_only)
+{
+    /* base/minimal shows only the project: the probe runs from there (exec
+     * is not restricted, so nothing is noexec). */
+    gk_autofree char *pol = gk_test_path("policies/base/minimal.grant");
+    gk_autofree char *local = gk_printf("%s/escape-probe", project);
+    copy_file(probe, local, 0755);
+    no_setuid(false, pol, local);
+}
+END_TEST
+
+START_TEST(nothing_written_is_setuid_as_the_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    no_setuid(true, pol, probe);
+}
+END_TEST
+
 /* ---- 10. --processes ------------------------------------------------- */
 
 static void processes(bool as_user)
@@ -396,6 +446,8 @@ static Suite *suite(void)
     tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec);
     tcase_add_test(tc, restricted_exec_needs_restricted_fs);
     tcase_add_test(tc, processes_fails_closed_for_root);
+    tcase_add_test(tc, nothing_written_is_setuid);
+    tcase_add_test(tc, nothing_written_is_setuid_with_vetoes_only);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
     tcase_set_timeout(user, 120);
@@ -404,6 +456,7 @@ static Suite *suite(void)
     tcase_add_test(user, written_files_cannot_run_as_the_user);
     tcase_add_test(user, every_bundled_policy_runs_as_the_user);
     tcase_add_test(user, processes_holds_for_the_user);
+    tcase_add_test(user, nothing_written_is_setuid_as_the_user);
     suite_add_tcase(s, user);
     return s;
 }

@@ -14,7 +14,7 @@
  *   memfd-sealed:PROG memfd_create(MFD_NOEXEC_SEAL), PROG copied in, exec tried
  *                     (OK: created and written, and the exec was refused)
  *   execveat:PATH     fork; open PATH, execveat(fd, "", AT_EMPTY_PATH)
- *   chmod:MODE:PATH   chmod (octal MODE)
+ *   chmod:MODE:PATH   chmod (octal MODE); fchmod: and fchmodat2: the same
  *   creat:MODE:PATH   open(O_CREAT|O_EXCL|O_WRONLY, MODE)
  *   tmpfile:MODE:DIR  open(DIR, O_TMPFILE|O_WRONLY, MODE)
  *   mknod:MODE:PATH   mknod(S_IFREG|MODE)
@@ -285,6 +285,11 @@ int main(int argc, char **argv)
             in_child(do_execveat, a);
         else if (strcmp(step, "chmod") == 0 && b)
             rc_result(chmod(b, mode));
+        else if (strcmp(step, "fchmod") == 0 && b) {
+            int fd = open(b, O_RDONLY | O_CLOEXEC);
+            rc_result(fd < 0 ? fd : fchmod(fd, mode));
+        } else if (strcmp(step, "fchmodat2") == 0 && b)
+            rc_result(syscall(452 /* fchmodat2, Linux 6.6 */, AT_FDCWD, b, mode, 0));
         else if (strcmp(step, "creat") == 0 && b)
             rc_result(open(b, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode));
         else if (strcmp(step, "tmpfile") == 0 && b)
