@@ -15,10 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL 0x0008U /* Linux 6.3; Debian 12's headers lack it */
-#endif
-
 static const char *const denied[] = {
     "ptrace",          "process_vm_readv", "process_vm_writev", "kexec_load",
     "kexec_file_load", "perf_event_open",  "bpf",               "keyctl",
@@ -100,17 +96,22 @@ static int export_fd(scmp_filter_ctx ctx)
 
 /* Fileless exec: a memfd lies on no mount the envelope shows, so neither
  * noexec nor Landlock sees an exec of it (/proc/self/fd/N, fexecve,
- * execveat). Only a memfd sealed non-executable may be made
- * (MFD_NOEXEC_SEAL; a kernel before 6.3 refuses that flag, so there none
- * can be made); memfd_secret is refused outright. */
+ * execveat), and MFD_NOEXEC_SEAL stops only execve, not the ELF loader's
+ * mmap(PROT_EXEC) of /proc/self/fd/N. So no memfd at all: ENOSYS, which
+ * programs take for an old kernel and fall back to a file (in /dev/shm or
+ * /tmp, both noexec). memfd_secret likewise. */
 static int deny_exec_memfd(scmp_filter_ctx ctx)
 {
-    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(memfd_create), 1,
-                              SCMP_A1_64(SCMP_CMP_MASKED_EQ, MFD_NOEXEC_SEAL, 0));
-    int nr = seccomp_syscall_resolve_name("memfd_secret");
-    if (rc == 0 && nr != __NR_SCMP_ERROR)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-    return rc;
+    static const char *const names[] = {"memfd_create", "memfd_secret"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+        int nr = seccomp_syscall_resolve_name(names[i]);
+        if (nr == __NR_SCMP_ERROR)
+            continue;
+        int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
 }
 
 /* No setuid or setgid bit on anything the command makes or changes:

@@ -13,6 +13,8 @@
  *   memfd-fexec:PROG  the same through execveat(fd, "", AT_EMPTY_PATH)
  *   memfd-sealed:PROG memfd_create(MFD_NOEXEC_SEAL), PROG copied in, exec tried
  *                     (OK: created and written, and the exec was refused)
+ *   memfd-ldso:PROG   memfd_create(MFD_NOEXEC_SEAL), PROG copied in, the ELF
+ *                     interpreter run on its /proc/self/fd name
  *   execveat:PATH     fork; open PATH, execveat(fd, "", AT_EMPTY_PATH)
  *   chmod:MODE:PATH   chmod (octal MODE); fchmod: and fchmodat2: the same
  *   creat:MODE:PATH   open(O_CREAT|O_EXCL|O_WRONLY, MODE)
@@ -175,6 +177,16 @@ static void do_memfd_fexec(const char *prog)
     syscall(SYS_execveat, fd, "", argv, no_env, AT_EMPTY_PATH);
 }
 
+static void do_memfd_ldso(const char *prog)
+{
+    int fd = memfd_with(prog, MFD_NOEXEC_SEAL);
+    if (fd < 0)
+        return;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    do_ldso(path);
+}
+
 static void do_execveat(const char *path)
 {
     int fd = open(path, O_RDONLY);
@@ -279,6 +291,8 @@ int main(int argc, char **argv)
             in_child(do_memfd, a);
         else if (strcmp(step, "memfd-fexec") == 0 && a)
             in_child(do_memfd_fexec, a);
+        else if (strcmp(step, "memfd-ldso") == 0 && a)
+            in_child(do_memfd_ldso, a);
         else if (strcmp(step, "memfd-sealed") == 0 && a)
             memfd_sealed(a);
         else if (strcmp(step, "execveat") == 0 && a)
