@@ -275,6 +275,51 @@ START_TEST(a_readonly_rebind_inside_a_write_region_is_noexec)
 }
 END_TEST
 
+/* ---- descriptors the caller hands in ---------------------------------- */
+
+/* grantrun's stderr redirected into a file of the project: the command
+ * gets a pipe, so it cannot write a program through the descriptor and
+ * map it from the host's (exec) mount. */
+static void handed_in(bool as_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    gk_autofree char *log = gk_printf("%s/err.log", project);
+    gk_test_write(log, "", 0644);
+    if (as_user)
+        give_project();
+    gk_autofree char *as = as_user && geteuid() == 0
+                               ? gk_printf("/usr/bin/setpriv --reuid=%u --regid=%u "
+                                           "--clear-groups -- ",
+                                           (unsigned)user_uid, (unsigned)user_gid)
+                               : gk_strdup("");
+    gk_autofree char *script = gk_printf(
+        "exec %s%s/grantrun -p '%s' -- '%s' cp:/usr/bin/true:/proc/self/fd/2 "
+        "mapexec:/proc/self/fd/2 mapexec:/usr/bin/true 2>'%s'",
+        as, gk_test_builddir(), pol, probe, log);
+    run r = {0};
+    char *const argv[] = {(char *)"/bin/sh", (char *)"-c", script, NULL};
+    r.status = gk_test_run(argv, NULL, &r.out, &r.err);
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    /* pipefs is noexec: EPERM. */
+    expect(&r, ARGS("cp=OK", "mapexec=ERR:EPERM", "mapexec=OK"));
+    struct stat st;
+    ck_assert_int_eq(stat(log, &st), 0);
+    ck_assert_int_gt(st.st_size, 4096); /* what the command wrote reached the file */
+    run_free(&r);
+}
+
+START_TEST(a_file_handed_in_is_relayed)
+{
+    handed_in(false);
+}
+END_TEST
+
+START_TEST(a_file_handed_in_is_relayed_as_the_user)
+{
+    handed_in(true);
+}
+END_TEST
+
 /* ---- 5. unrestricted fs with restricted exec -------------------------- */
 
 START_TEST(restricted_exec_needs_restricted_fs)
@@ -448,6 +493,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec);
     tcase_add_test(tc, restricted_exec_needs_restricted_fs);
     tcase_add_test(tc, processes_fails_closed_for_root);
+    tcase_add_test(tc, a_file_handed_in_is_relayed);
     tcase_add_test(tc, nothing_written_is_setuid);
     tcase_add_test(tc, nothing_written_is_setuid_with_vetoes_only);
     suite_add_tcase(s, tc);
@@ -458,6 +504,7 @@ static Suite *suite(void)
     tcase_add_test(user, written_files_cannot_run_as_the_user);
     tcase_add_test(user, every_bundled_policy_runs_as_the_user);
     tcase_add_test(user, processes_holds_for_the_user);
+    tcase_add_test(user, a_file_handed_in_is_relayed_as_the_user);
     tcase_add_test(user, nothing_written_is_setuid_as_the_user);
     suite_add_tcase(s, user);
     return s;

@@ -16,6 +16,7 @@
  *   memfd-ldso:PROG   memfd_create(MFD_NOEXEC_SEAL), PROG copied in, the ELF
  *                     interpreter run on its /proc/self/fd name
  *   execveat:PATH     fork; open PATH, execveat(fd, "", AT_EMPTY_PATH)
+ *   mapexec:PATH      open PATH (O_NONBLOCK), mmap a page PROT_READ|PROT_EXEC
  *   chmod:MODE:PATH   chmod (octal MODE); fchmod: and fchmodat2: the same
  *   creat:MODE:PATH   open(O_CREAT|O_EXCL|O_WRONLY, MODE)
  *   tmpfile:MODE:DIR  open(DIR, O_TMPFILE|O_WRONLY, MODE)
@@ -299,7 +300,11 @@ int main(int argc, char **argv)
             in_child(do_execveat, a);
         else if (strcmp(step, "chmod") == 0 && b)
             rc_result(chmod(b, mode));
-        else if (strcmp(step, "fchmod") == 0 && b) {
+        else if (strcmp(step, "mapexec") == 0 && a) {
+            int fd = open(a, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+            void *m = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+            rc_result(m == MAP_FAILED ? -1 : 0);
+        } else if (strcmp(step, "fchmod") == 0 && b) {
             int fd = open(b, O_RDONLY | O_CLOEXEC);
             rc_result(fd < 0 ? fd : fchmod(fd, mode));
         } else if (strcmp(step, "fchmodat2") == 0 && b)
