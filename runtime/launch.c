@@ -166,6 +166,55 @@ static void dev_without_devpts(gk_strvec *args, const char *dev)
     gk_strvec_push_take(args, gk_printf("%s/shm", dev));
 }
 
+/* What this host cannot hold for the policy: the reason (the launch is
+ * refused, 125, nothing runs), or NULL. */
+static char *unenforceable(const gk_projection *pr, const gk_launch_opts *o)
+{
+    if (pr->exec_restricted && !pr->fs_restricted)
+        /* The host root is bound writable (--dev-bind / /) and holds /usr:
+         * no noexec mount can keep what the run writes from the ELF
+         * loader. Refused rather than half kept (grantrun(1)). */
+        return gk_strdup("confinement unavailable: exec is restricted but fs is not: with the "
+                         "host root bound writable, a file the command writes could still be "
+                         "run through the ELF loader; grant fs regions (read/write) or drop "
+                         "the exec allow-list");
+    if (o->processes > 0 && (getuid() == 0 || geteuid() == 0))
+        /* The kernel exempts uid 0 from RLIMIT_NPROC, in a user namespace
+         * too (its uid 0 is the host's): a limit set would never hold. */
+        return gk_strdup("confinement unavailable: --processes cannot be enforced for root: the "
+                         "kernel never applies RLIMIT_NPROC to uid 0; run grantrun as an "
+                         "ordinary user, or without --processes");
+    return NULL;
+}
+
+/* The plan's argv, with the helper bound where the plan leaves room for a
+ * launcher's own mounts (with the host root bound, it is already at its
+ * own path), and, for a caller who is not root, /dev without devpts. */
+static void plan_args(const gk_bwrap_plan *plan, bool fs_restricted, const char *helper,
+                      gk_strvec *args)
+{
+    bool unprivileged = geteuid() != 0;
+    for (size_t k = 0, values = 0; k <= plan->argv.n; k++) {
+        if (k == plan->insert_at && fs_restricted) {
+            gk_strvec_push(args, "--ro-bind");
+            gk_strvec_push(args, helper);
+            gk_strvec_push(args, HELPER_IN_ENVELOPE);
+        }
+        if (k == plan->argv.n)
+            break;
+        const char *a = plan->argv.v[k];
+        if (values) {
+            values--;
+        } else if (unprivileged && strcmp(a, "--dev") == 0 && k + 1 < plan->argv.n) {
+            dev_without_devpts(args, plan->argv.v[++k]);
+            continue;
+        } else {
+            values = bwrap_arity(a);
+        }
+        gk_strvec_push(args, a);
+    }
+}
+
 static int memfd_with(const char *name, const char *data, size_t len)
 {
     int fd = memfd_create(name, MFD_CLOEXEC);
@@ -444,24 +493,9 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
                        "take: refusing to run without it"));
         goto done;
     }
-    if (pr->exec_restricted && !pr->fs_restricted) {
-        /* The host root is bound writable (--dev-bind / /) and holds /usr:
-         * no noexec mount can keep what the run writes from the ELF
-         * loader. Refused rather than half kept (grantrun(1)). */
-        fail(out, GK_RUN_FAILED,
-             gk_strdup("confinement unavailable: exec is restricted but fs is not: with the "
-                       "host root bound writable, a file the command writes could still be "
-                       "run through the ELF loader; grant fs regions (read/write) or drop "
-                       "the exec allow-list"));
-        goto done;
-    }
-    if (o->processes > 0 && (getuid() == 0 || geteuid() == 0)) {
-        /* The kernel exempts uid 0 from RLIMIT_NPROC, in a user namespace
-         * too (its uid 0 is the host's): a limit set would never hold. */
-        fail(out, GK_RUN_FAILED,
-             gk_strdup("confinement unavailable: --processes cannot be enforced for root: the "
-                       "kernel never applies RLIMIT_NPROC to uid 0; run grantrun as an "
-                       "ordinary user, or without --processes"));
+    char *refused = unenforceable(pr, o);
+    if (refused) {
+        fail(out, GK_RUN_FAILED, refused);
         goto done;
     }
     noexec_mounts(pr, &plan, &noexec);
@@ -469,26 +503,7 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     /* The helper is bound where the plan leaves room for a launcher's own
      * mounts; with the host root bound, it is already at its own path. */
     const char *helper_at = pr->fs_restricted ? HELPER_IN_ENVELOPE : o->helper;
-    bool unprivileged = geteuid() != 0;
-    for (size_t k = 0, values = 0; k <= plan.argv.n; k++) {
-        if (k == plan.insert_at && pr->fs_restricted) {
-            gk_strvec_push(&args, "--ro-bind");
-            gk_strvec_push(&args, o->helper);
-            gk_strvec_push(&args, HELPER_IN_ENVELOPE);
-        }
-        if (k == plan.argv.n)
-            break;
-        const char *a = plan.argv.v[k];
-        if (values) {
-            values--;
-        } else if (unprivileged && strcmp(a, "--dev") == 0 && k + 1 < plan.argv.n) {
-            dev_without_devpts(&args, plan.argv.v[++k]);
-            continue;
-        } else {
-            values = bwrap_arity(a);
-        }
-        gk_strvec_push(&args, a);
-    }
+    plan_args(&plan, pr->fs_restricted, o->helper, &args);
     gk_strvec_push(&args, "--seccomp");
     gk_strvec_push_take(&args, gk_printf("%d", FD_SECCOMP));
     gk_strvec_push(&args, "--info-fd");
