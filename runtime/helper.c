@@ -11,7 +11,9 @@
  * clear); sets the resource limits; sets no_new_privs and drops every
  * capability; applies the Landlock ruleset read from --landlock-fd; loads
  * the seccomp program read from --seccomp-fd (the mount filter); execs
- * COMMAND (PATH search in the envelope's environment).
+ * COMMAND (PATH search in the envelope's environment). When it remounted
+ * anything noexec, a regular file on descriptor 0-2 reaches COMMAND as a
+ * pipe, the helper staying behind as its relay (guard_stdio).
  *
  * Status pipe (--status-fd, close-on-exec): the helper first writes
  * "started" (so a launcher tells "bwrap never ran the helper" from "the
@@ -36,6 +38,8 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
@@ -50,6 +54,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef SYS_landlock_create_ruleset
@@ -59,6 +64,9 @@
 #endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
 #endif
 #ifndef SYS_capset
 #define SYS_capset 126
@@ -293,6 +301,156 @@ static void load_seccomp(int fd)
     free(prog);
 }
 
+/* 5b. Descriptors handed in. A regular file (or block device) on 0-2 is
+ * open on the host's mount, not the envelope's noexec one: through
+ * /proc/self/fd/N the command could write a program into it and map it
+ * executable. When the helper remounted anything noexec, such a
+ * descriptor reaches the command as a pipe instead, and the helper stays
+ * behind as a relay between pipe and file (confined like the command, and
+ * not dumpable, so /proc/PID/fd of the relay is closed to it), ending
+ * with the command's status once the command has exited. */
+typedef struct relay {
+    int file, pipe;
+    bool in; /* file -> pipe (a read-only descriptor), else pipe -> file */
+    bool done;
+    char buf[65536];
+    size_t len, off;
+} relay;
+
+static bool exec_capable_file(int fd, struct stat *st)
+{
+    struct statvfs sv;
+    if (fstat(fd, st) < 0 || !(S_ISREG(st->st_mode) || S_ISBLK(st->st_mode)))
+        return false;
+    return fstatvfs(fd, &sv) < 0 || !(sv.f_flag & ST_NOEXEC);
+}
+
+/* One step of one relay; false once it is finished. */
+static bool relay_step(relay *r, short revents)
+{
+    if (!r->in) {
+        ssize_t n = read(r->pipe, r->buf, sizeof(r->buf));
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            return true;
+        for (ssize_t off = 0; n > 0 && off < n;) {
+            ssize_t w = write(r->file, r->buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return false;
+            off += w;
+        }
+        return n > 0;
+    }
+    if (revents & (POLLERR | POLLHUP))
+        return false;
+    if (r->off == r->len) {
+        ssize_t n = read(r->file, r->buf, sizeof(r->buf));
+        if (n <= 0)
+            return n < 0 && errno == EINTR;
+        r->len = (size_t)n;
+        r->off = 0;
+    }
+    ssize_t w = write(r->pipe, r->buf + r->off, r->len - r->off);
+    if (w > 0)
+        r->off += (size_t)w;
+    return w > 0 || errno == EAGAIN || errno == EINTR;
+}
+
+static void __attribute__((noreturn)) relay_until_exit(pid_t child, relay *r, size_t n)
+{
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+    for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
+        signal(ignored[i], SIG_IGN); /* forwarded to the command; the relay drains */
+    int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    bool exited = false;
+    while (!exited) {
+        struct pollfd p[4];
+        size_t np = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!r[i].done)
+                p[np++] = (struct pollfd){r[i].pipe, r[i].in ? POLLOUT : POLLIN, 0};
+        p[np] = (struct pollfd){pidfd, POLLIN, 0};
+        if (poll(p, np + 1, pidfd < 0 ? 50 : -1) < 0 && errno != EINTR)
+            break;
+        exited = pidfd < 0 ? waitpid(child, NULL, WNOHANG | WNOWAIT) == child
+                           : (p[np].revents & POLLIN) != 0;
+        for (size_t i = 0, k = 0; i < n; i++)
+            if (!r[i].done && p[k++].revents && !relay_step(&r[i], p[k - 1].revents)) {
+                r[i].done = true;
+                if (r[i].in)
+                    close(r[i].pipe); /* the command reads EOF */
+            }
+    }
+    /* What the command wrote before it ended (without waiting for a
+     * descendant that keeps the pipe open: the envelope ends now). */
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].in)
+            continue;
+        fcntl(r[i].pipe, F_SETFL, O_NONBLOCK);
+        while (!r[i].done) {
+            errno = 0;
+            r[i].done = !relay_step(&r[i], 0) || errno == EAGAIN;
+        }
+    }
+    int st = 0;
+    while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(st)) {
+        signal(WTERMSIG(st), SIG_DFL);
+        raise(WTERMSIG(st));
+    }
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
+}
+
+static void guard_stdio(void)
+{
+    static relay r[3];
+    struct stat st[3];
+    int child_end[3] = {-1, -1, -1};
+    size_t n = 0;
+    for (int fd = 0; fd < 3; fd++) {
+        if (!exec_capable_file(fd, &st[fd]))
+            continue;
+        bool in = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY;
+        /* 2>&1 into one file: one pipe keeps the writes in order. */
+        for (int k = 0; k < fd && !in && child_end[fd] < 0; k++)
+            if (child_end[k] >= 0 && st[k].st_dev == st[fd].st_dev &&
+                st[k].st_ino == st[fd].st_ino && (fcntl(k, F_GETFL) & O_ACCMODE) != O_RDONLY)
+                child_end[fd] = child_end[k];
+        if (child_end[fd] >= 0)
+            continue;
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+            report(125, "setup relay of descriptor %d: %s", fd, strerror(errno));
+        r[n] = (relay){.file = fd, .pipe = in ? p[1] : p[0], .in = in};
+        if (in)
+            fcntl(p[1], F_SETFL, O_NONBLOCK);
+        child_end[fd] = in ? p[0] : p[1];
+        n++;
+    }
+    if (!n)
+        return;
+    pid_t pid = fork();
+    if (pid < 0)
+        report(125, "setup relay: fork: %s", strerror(errno));
+    if (pid == 0) {
+        for (int fd = 0; fd < 3; fd++)
+            if (child_end[fd] >= 0 && dup2(child_end[fd], fd) < 0)
+                report(125, "setup relay: %s", strerror(errno));
+        for (size_t i = 0; i < n; i++)
+            close(r[i].pipe);
+        return; /* on to the command; the other ends close on exec */
+    }
+    for (int fd = 0; fd < 3; fd++)
+        if (child_end[fd] >= 0 && (fd == 0 || child_end[fd] != child_end[fd - 1]))
+            close(child_end[fd]);
+    if (status_fd >= 0)
+        close(status_fd); /* the command's exec closes its copy: EOF */
+    relay_until_exit(pid, r, n);
+}
+
 static int fd_arg(const char *flag, const char *s)
 {
     long v = number(flag, s);
@@ -355,6 +513,8 @@ int main(int argc, char **argv)
         apply_landlock(landlock_fd);
     if (seccomp_fd >= 0)
         load_seccomp(seccomp_fd);
+    if (nnoexec > 0)
+        guard_stdio();
     /* Only 0-2 reach the command (the status pipe closes on exec). */
     int keep = status_fd >= 3 ? status_fd : 3;
     if (keep > 3 && syscall(SYS_close_range, 3U, (unsigned)keep - 1, 0) < 0)

@@ -87,27 +87,124 @@ static bool exec_admitted(const gk_projection *pr, const char *dest)
     return false;
 }
 
-/* What the helper remounts nosuid,nodev,noexec: every writable mount that
- * exists once bwrap is done (a -try bind of a missing source mounts
- * nothing), unless the stack does not restrict exec or admits it there. */
+/* What the helper remounts nosuid,nodev,noexec: every writable mount and
+ * readonly re-bind that exists once bwrap is done (a -try bind of a
+ * missing source mounts nothing), unless the stack does not restrict exec
+ * or admits it there. */
 static void noexec_mounts(const gk_projection *pr, const gk_bwrap_plan *plan, gk_strvec *out)
 {
     if (!pr->exec_restricted)
         return;
     for (size_t i = 0; i < plan->nmounts; i++) {
         const gk_mount *m = &plan->mounts[i];
+        /* --dev is a tmpfs too: /dev/shm in it is writable. A readonly
+         * re-bind lies in a write region (the plan makes none elsewhere):
+         * the host, or an earlier run, writes what it shows. */
         bool writable = m->role == GK_MOUNT_WRITE || m->role == GK_MOUNT_PIN ||
-                        (m->role == GK_MOUNT_SYSTEM && m->flag && strcmp(m->flag, "--tmpfs") == 0);
+                        m->role == GK_MOUNT_READONLY ||
+                        (m->role == GK_MOUNT_SYSTEM && m->flag &&
+                         (strcmp(m->flag, "--tmpfs") == 0 || strcmp(m->flag, "--dev") == 0));
         if (!writable || m->link || !m->flag || exec_admitted(pr, m->dest))
             continue;
         struct stat st;
-        if (m->host && strstr(m->flag, "-try") && stat(m->host, &st) < 0)
+        bool there = m->host && stat(m->host, &st) == 0;
+        if (m->host && strstr(m->flag, "-try") && !there)
             continue;
-        if (m->is_file)
-            continue; /* a mount flag applies to a directory's mount */
+        /* A file bind is a mount of its own and takes the flags too; a
+         * device would lose its use to nodev (and cannot be executed). */
+        if (m->is_file && there && !S_ISREG(st.st_mode))
+            continue;
         gk_strvec_push(out, m->dest);
     }
     gk_strvec_sort_unique(out);
+}
+
+/* How many values a bwrap option of the plan takes (the plan's argv is
+ * walked option by option, so a value is never read as an option). */
+static size_t bwrap_arity(const char *opt)
+{
+    static const char *const two[] = {"--setenv", "--bind", "--bind-try", "--ro-bind",
+                                      "--ro-bind-try", "--dev-bind", "--dev-bind-try",
+                                      "--symlink"};
+    static const char *const one[] = {"--unsetenv", "--tmpfs", "--dev", "--proc", "--dir",
+                                      "--remount-ro", "--chdir", "--perms", "--cap-add",
+                                      "--cap-drop", "--mqueue"};
+    for (size_t i = 0; i < sizeof(two) / sizeof(*two); i++)
+        if (strcmp(opt, two[i]) == 0)
+            return 2;
+    for (size_t i = 0; i < sizeof(one) / sizeof(*one); i++)
+        if (strcmp(opt, one[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* /dev as --dev makes it, but for devpts. For a caller who is not root,
+ * bwrap mounts devpts as uid 0 of the user namespace and then moves the
+ * command into a second, nested one (the caller's uid again) that owns no
+ * mount: the helper's remounts are refused there. Without --dev there is
+ * one user namespace, owning every mount. No /dev/pts, /dev/ptmx or
+ * /dev/console then (grantrun(1)). */
+static void dev_without_devpts(gk_strvec *args, const char *dev)
+{
+    static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+    static const char *const links[][2] = {{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"},
+                                           {"/proc/self/fd/1", "stdout"},
+                                           {"/proc/self/fd/2", "stderr"}};
+    gk_strvec_push(args, "--tmpfs");
+    gk_strvec_push(args, dev);
+    for (size_t i = 0; i < sizeof(nodes) / sizeof(*nodes); i++) {
+        gk_strvec_push(args, "--dev-bind");
+        gk_strvec_push_take(args, gk_printf("/dev/%s", nodes[i]));
+        gk_strvec_push_take(args, gk_printf("%s/%s", dev, nodes[i]));
+    }
+    for (size_t i = 0; i < sizeof(links) / sizeof(*links); i++) {
+        gk_strvec_push(args, "--symlink");
+        gk_strvec_push(args, links[i][0]);
+        gk_strvec_push_take(args, gk_printf("%s/%s", dev, links[i][1]));
+    }
+    gk_strvec_push(args, "--dir");
+    gk_strvec_push_take(args, gk_printf("%s/shm", dev));
+}
+
+/* What this host cannot hold for the policy: the reason (the launch is
+ * refused, 125, nothing runs), or NULL. */
+static char *unenforceable(const gk_projection *pr, const gk_launch_opts *o)
+{
+    if (pr->exec_restricted && !pr->fs_restricted)
+        /* The host root is bound writable (--dev-bind / /) and holds /usr:
+         * no noexec mount can keep what the run writes from the ELF
+         * loader. Refused rather than half kept (grantrun(1)). */
+        return gk_strdup("confinement unavailable: exec is restricted but fs is not: with the "
+                         "host root bound writable, a file the command writes could still be "
+                         "run through the ELF loader; grant fs regions (read/write) or drop "
+                         "the exec allow-list");
+    if (o->processes > 0 && (getuid() == 0 || geteuid() == 0))
+        /* The kernel exempts uid 0 from RLIMIT_NPROC, in a user namespace
+         * too (its uid 0 is the host's): a limit set would never hold. */
+        return gk_strdup("confinement unavailable: --processes cannot be enforced for root: the "
+                         "kernel never applies RLIMIT_NPROC to uid 0; run grantrun as an "
+                         "ordinary user, or without --processes");
+    return NULL;
+}
+
+/* The plan's options as this caller's bwrap needs them: for a caller who
+ * is not root, /dev without devpts (dev_without_devpts). The options are
+ * walked option by option, so a value is never read as an option. */
+static void options_for_caller(const gk_strvec *in, gk_strvec *out)
+{
+    bool unprivileged = geteuid() != 0;
+    for (size_t k = 0, values = 0; k < in->n; k++) {
+        const char *a = in->v[k];
+        if (values) {
+            values--;
+        } else if (unprivileged && strcmp(a, "--dev") == 0 && k + 1 < in->n) {
+            dev_without_devpts(out, in->v[++k]);
+            continue;
+        } else {
+            values = bwrap_arity(a);
+        }
+        gk_strvec_push(out, a);
+    }
 }
 
 static int memfd_with(const char *name, const char *data, size_t len)
@@ -360,7 +457,10 @@ typedef struct envelope {
 /* bwrap's options, as it reads them from FD_ARGS. */
 static void render_options(const invocation *c, gk_strvec *out)
 {
-    gk_bwrap_plan_options(c->plan, &c->slot, out);
+    gk_strvec plan = {0};
+    gk_bwrap_plan_options(c->plan, &c->slot, &plan);
+    options_for_caller(&plan, out);
+    gk_strvec_free(&plan);
     gk_strvec_copy(out, &c->fd_options);
 }
 
@@ -439,6 +539,11 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
                        "take: refusing to run without it"));
         return false;
     }
+    char *refused = unenforceable(e->pr, o);
+    if (refused) {
+        fail(out, GK_RUN_FAILED, refused);
+        return false;
+    }
     noexec_mounts(e->pr, &e->plan, &e->noexec);
     return true;
 }
@@ -504,7 +609,7 @@ static bool bwrap_descriptors(envelope *e, gk_launch_result *out)
     e->fds[FD_ARGS - FD_ARGS] = memfd_with("grantkit-bwrap-args", packed.data, packed.len);
     gk_buf_free(&packed);
     gk_strvec_free(&options);
-    e->fds[FD_SECCOMP - FD_ARGS] = gk_seccomp_main_fd(e->pr->net);
+    e->fds[FD_SECCOMP - FD_ARGS] = gk_seccomp_main_fd(e->pr->net, e->pr->exec_restricted);
     return !prepare_failed(out, e->fds[FD_ARGS - FD_ARGS]) &&
            !prepare_failed(out, e->fds[FD_SECCOMP - FD_ARGS]);
 }

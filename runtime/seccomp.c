@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const denied[] = {
@@ -93,7 +94,80 @@ static int export_fd(scmp_filter_ctx ctx)
     return fd;
 }
 
-int gk_seccomp_main_fd(bool net)
+/* Fileless exec: a memfd lies on no mount the envelope shows, so neither
+ * noexec nor Landlock sees an exec of it (/proc/self/fd/N, fexecve,
+ * execveat), and MFD_NOEXEC_SEAL stops only execve, not the ELF loader's
+ * mmap(PROT_EXEC) of /proc/self/fd/N. So no memfd at all: ENOSYS, which
+ * programs take for an old kernel and fall back to a file (in /dev/shm or
+ * /tmp, both noexec). memfd_secret likewise. */
+static int deny_exec_memfd(scmp_filter_ctx ctx)
+{
+    static const char *const names[] = {"memfd_create", "memfd_secret"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+        int nr = seccomp_syscall_resolve_name(names[i]);
+        if (nr == __NR_SCMP_ERROR)
+            continue;
+        int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* No setuid or setgid bit on anything the command makes or changes:
+ * under a root caller its uid 0 is the host's on every write bind. Every
+ * call that sets a mode: chmod, fchmod, fchmodat(2), mknod(at), creat,
+ * and open(at) when it creates (O_CREAT, O_TMPFILE). openat2 keeps its
+ * mode in memory, out of the filter's reach: ENOSYS, as for clone3 (libc
+ * does not use it). File capabilities need CAP_SETFCAP, which the helper
+ * drops. A syscall this architecture lacks is skipped. */
+static int deny_setid_mode(scmp_filter_ctx ctx, const char *name, int nr, unsigned mode_arg,
+                           int flags_arg)
+{
+    int known = seccomp_syscall_resolve_name(name);
+    if (known != __NR_SCMP_ERROR)
+        nr = known;
+    if (nr < 0)
+        return 0;
+    static const uint64_t bits[] = {S_ISUID, S_ISGID};
+    static const uint64_t creating[] = {O_CREAT, O_TMPFILE & ~O_DIRECTORY};
+    for (size_t b = 0; b < 2; b++) {
+        struct scmp_arg_cmp mode = {mode_arg, SCMP_CMP_MASKED_EQ, bits[b], bits[b]};
+        for (size_t c = 0; c < (flags_arg < 0 ? 1 : 2); c++) {
+            struct scmp_arg_cmp flags = {(unsigned)flags_arg, SCMP_CMP_MASKED_EQ, creating[c],
+                                         creating[c]};
+            int rc = flags_arg < 0
+                         ? seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, mode)
+                         : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, flags, mode);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int deny_setid_modes(scmp_filter_ctx ctx)
+{
+    static const struct {
+        const char *name;
+        int nr; /* if libseccomp does not know it (fchmodat2: Linux 6.6, every ABI) */
+        unsigned mode;
+        int flags;
+    } calls[] = {
+        {"chmod", -1, 1, -1},  {"fchmod", -1, 1, -1}, {"fchmodat", -1, 2, -1},
+        {"fchmodat2", 452, 2, -1}, {"mknod", -1, 1, -1}, {"mknodat", -1, 2, -1},
+        {"creat", -1, 1, -1},  {"open", -1, 2, 1},    {"openat", -1, 3, 2},
+    };
+    for (size_t i = 0; i < sizeof(calls) / sizeof(*calls); i++) {
+        int rc = deny_setid_mode(ctx, calls[i].name, calls[i].nr, calls[i].mode, calls[i].flags);
+        if (rc < 0)
+            return rc;
+    }
+    int nr = seccomp_syscall_resolve_name("openat2");
+    return nr == __NR_SCMP_ERROR ? 0 : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+}
+
+int gk_seccomp_main_fd(bool net, bool exec_restricted)
 {
     scmp_filter_ctx ctx = new_filter();
     if (!ctx)
@@ -126,6 +200,10 @@ int gk_seccomp_main_fd(bool net)
         if (nr != __NR_SCMP_ERROR)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
     }
+    if (rc == 0)
+        rc = deny_setid_modes(ctx);
+    if (rc == 0 && exec_restricted)
+        rc = deny_exec_memfd(ctx);
     if (rc == 0 && !net)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
                               SCMP_A0_64(SCMP_CMP_NE, AF_UNIX));

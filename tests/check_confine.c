@@ -169,7 +169,7 @@ static int probe_mount(long arg)
 
 START_TEST(main_filter_denies_the_listed_syscalls)
 {
-    int fd = gk_seccomp_main_fd(false);
+    int fd = gk_seccomp_main_fd(false, false);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(in_child(fd, probe_ptrace, 0), 1);
     ck_assert_int_eq(in_child(-1, probe_ptrace, 0), 0);
@@ -185,7 +185,7 @@ END_TEST
 
 START_TEST(main_filter_allows_only_linux_and_the_query_personality)
 {
-    int fd = gk_seccomp_main_fd(true);
+    int fd = gk_seccomp_main_fd(true, false);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(in_child(fd, probe_personality, 0xffffffffL), 0);
     ck_assert_int_eq(in_child(fd, probe_personality, PER_LINUX), 0);
@@ -206,7 +206,7 @@ END_TEST
 
 START_TEST(main_filter_blocks_terminal_injection)
 {
-    int fd = gk_seccomp_main_fd(true);
+    int fd = gk_seccomp_main_fd(true, false);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(in_child(fd, probe_tiocsti, 0), 1);
     ck_assert_int_eq(in_child(fd, probe_tiocsti, 1), 1); /* high bits ignored by the kernel */
@@ -216,7 +216,7 @@ END_TEST
 
 START_TEST(main_filter_net_false_leaves_only_unix_sockets)
 {
-    int off = gk_seccomp_main_fd(false), on = gk_seccomp_main_fd(true);
+    int off = gk_seccomp_main_fd(false, false), on = gk_seccomp_main_fd(true, false);
     ck_assert_int_ge(off, 0);
     ck_assert_int_ge(on, 0);
     ck_assert_int_eq(in_child(off, probe_socket, AF_INET), 1);
@@ -235,7 +235,7 @@ END_TEST
 START_TEST(filters_kill_a_foreign_abi)
 {
 #if defined(__x86_64__)
-    int fd = gk_seccomp_main_fd(true);
+    int fd = gk_seccomp_main_fd(true, false);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(in_child(fd, probe_int80, 0), 128 + SIGSYS);
     ck_assert_int_eq(in_child(fd, probe_x32, 0), 128 + SIGSYS);

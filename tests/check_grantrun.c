@@ -138,8 +138,6 @@ static const row rows[] = {
      NULL},
     {"--memory: a bad size", {"-p", "@P", "--memory", "12X", "--", "true"}, 125, NULL,
      "not a positive size", NULL},
-    {"--processes: above the current hard limit keeps that limit",
-     {"-p", "@P", "--processes", "100000000", "--", "true"}, 0, NULL, NULL, NULL},
     {"the default environment is minimal", {"-p", "@P", "--", "env"}, 0, "PATH=", NULL,
      "GK_TEST_SECRET_VAR"},
     {"--env sets a variable", {"-p", "@P", "--env", "FOO=bar", "--", "env"}, 0, "FOO=bar", NULL,

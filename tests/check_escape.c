@@ -1,0 +1,516 @@
+/* check_escape.c - the red team's routes out of grantrun (issue 14), each
+ * against the real envelope (the grantrun binary, bwrap, the helper's
+ * noexec remounts, Landlock and seccomp on this kernel), each with a
+ * control action in the same run that succeeds.
+ *
+ * The attacks are steps of tests/escape-probe (see escape_probe.c), a
+ * program the policies admit by its path; it prints one line per step.
+ * The scratch tree lives under /var/tmp (bwrap's /tmp is private), mode
+ * 0755, so an unprivileged user can run there too: run as root, the suite
+ * creates the user gk-escape (useradd) and runs the tests marked "as the
+ * user" through setpriv, every bundled policy included; run as another
+ * user, it is that user.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define USER "gk-escape"
+
+static char *base;    /* the scratch tree */
+static char *project; /* base/project: the command's cwd, writable */
+static char *probe;   /* base/bin/escape-probe */
+static uid_t user_uid; /* the unprivileged user */
+static gid_t user_gid;
+static bool have_user;
+
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+    size_t len = 0;
+    char *data = gk_test_read(from, &len);
+    ck_assert_ptr_nonnull(data);
+    int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+    ck_assert_int_eq(fchmod(fd, mode), 0);
+    close(fd);
+    free(data);
+}
+
+/* The unprivileged user: made when the suite runs as root. */
+static void find_user(void)
+{
+    if (geteuid() != 0) {
+        user_uid = geteuid();
+        user_gid = getegid();
+        have_user = true;
+        return;
+    }
+    struct passwd *pw = getpwnam(USER);
+    if (!pw && system("useradd --system --no-create-home --shell /usr/sbin/nologin " USER
+                      " >/dev/null 2>&1") == 0)
+        pw = getpwnam(USER);
+    if (pw) {
+        user_uid = pw->pw_uid;
+        user_gid = pw->pw_gid;
+        have_user = true;
+    }
+}
+
+static void setup(void)
+{
+    find_user();
+    char tmpl[] = "/var/tmp/gk-escape-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    ck_assert_int_eq(chmod(tmpl, 0755), 0);
+    base = gk_strdup(tmpl);
+    project = gk_printf("%s/project", base);
+    ck_assert_int_eq(mkdir(project, 0755), 0);
+    gk_autofree char *bin = gk_printf("%s/bin", base);
+    ck_assert_int_eq(mkdir(bin, 0755), 0);
+    probe = gk_printf("%s/escape-probe", bin);
+    gk_autofree char *built = gk_printf("%s/tests/escape-probe", gk_test_builddir());
+    copy_file(built, probe, 0755);
+    gk_autofree char *hello = gk_printf("%s/hello.txt", project);
+    gk_test_write(hello, "hello from the project\n", 0644);
+    gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
+    ck_assert_int_eq(setenv("GRANTKIT_HELPER", helper, 1), 0);
+    ck_assert_int_eq(setenv("PATH", "/usr/bin:/bin", 1), 0);
+    ck_assert_int_eq(setenv("HOME", base, 1), 0);
+    ck_assert_int_eq(chdir(project), 0);
+}
+
+static void teardown(void)
+{
+    ck_assert_int_eq(chdir("/"), 0);
+    gk_autofree char *cmd = gk_printf("rm -rf '%s'", base);
+    ck_assert_int_eq(system(cmd), 0);
+    free(base);
+    free(project);
+    free(probe);
+}
+
+/* The project handed to the unprivileged user (it writes there). */
+static void give_project(void)
+{
+    gk_autofree char *cmd = gk_printf("chown -R %u:%u '%s'", (unsigned)user_uid,
+                                      (unsigned)user_gid, project);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A policy file: text with every "@B" replaced by the scratch tree. */
+static char *policy(const char *name, const char *text)
+{
+    gk_buf b = {0};
+    for (const char *p = text; *p; p++) {
+        if (p[0] == '@' && p[1] == 'B') {
+            gk_buf_puts(&b, base);
+            p++;
+        } else {
+            gk_buf_putc(&b, *p);
+        }
+    }
+    gk_autofree char *body = gk_buf_steal(&b, NULL);
+    char *path = gk_printf("%s/%s", base, name);
+    gk_test_write(path, body, 0644);
+    return path;
+}
+
+/* The usual policy: exec restricted to the probe and a few tools, the
+ * project writable. */
+static const char restricted[] = "grant e {\n"
+                                 "    exec { allow @B/bin/escape-probe true cat; }\n"
+                                 "    fs {\n"
+                                 "        read /usr /etc @B/bin;\n"
+                                 "        write cwd:;\n"
+                                 "        readonly cwd:/hooks;\n"
+                                 "    }\n"
+                                 "    net deny;\n"
+                                 "}\n";
+
+typedef struct run {
+    int status;
+    char *out, *err;
+} run;
+
+/* grantrun ARGS... (NULL-terminated), as root or as the user. */
+static run grantrun_as(bool as_user, const char *const *args)
+{
+    gk_strvec v = {0};
+    if (as_user && geteuid() == 0) {
+        ck_assert_msg(have_user, "no unprivileged user could be made (useradd " USER ")");
+        gk_strvec_push(&v, "/usr/bin/setpriv");
+        gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
+        gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
+        gk_strvec_push(&v, "--clear-groups");
+        gk_strvec_push(&v, "--");
+    }
+    gk_strvec_push_take(&v, gk_printf("%s/grantrun", gk_test_builddir()));
+    for (size_t i = 0; args[i]; i++)
+        gk_strvec_push(&v, args[i]);
+    gk_strvec_push_take(&v, NULL);
+    run r = {0};
+    r.status = gk_test_run(v.v, NULL, &r.out, &r.err);
+    gk_strvec_free(&v);
+    return r;
+}
+
+static void run_free(run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Every "VERB=RESULT" line of want is in the probe's output. */
+static void expect(const run *r, const char *const *want)
+{
+    for (size_t i = 0; want[i]; i++) {
+        gk_autofree char *line = gk_printf("%s\n", want[i]);
+        ck_assert_msg(strstr(r->out, line), "missing '%s' (status %d) in:\n%s\nstderr: %s",
+                      want[i], r->status, r->out, r->err);
+    }
+}
+
+static mode_t host_mode(const char *rel)
+{
+    gk_autofree char *p = gk_printf("%s/%s", project, rel);
+    struct stat st;
+    ck_assert_int_eq(lstat(p, &st), 0);
+    return st.st_mode & 07777;
+}
+
+/* ---- 2. fileless exec ------------------------------------------------- */
+
+static void fileless(bool as_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    if (as_user)
+        give_project();
+    /* A sealed memfd (MFD_NOEXEC_SEAL) still goes through the ELF loader:
+     * no memfd at all. */
+    run r = grantrun_as(as_user, ARGS("-p", pol, "--", probe, "run:/usr/bin/true",
+                                      "execveat:/usr/bin/true", "memfd:/usr/bin/true",
+                                      "memfd-fexec:/usr/bin/true", "memfd-ldso:/usr/bin/true"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("run=EXIT:0", "execveat=EXIT:0", "memfd=ERR:ENOSYS",
+                    "memfd-fexec=ERR:ENOSYS", "memfd-ldso=ERR:ENOSYS"));
+    run_free(&r);
+}
+
+START_TEST(fileless_exec_is_refused)
+{
+    fileless(false);
+}
+END_TEST
+
+START_TEST(fileless_exec_is_refused_as_the_user)
+{
+    fileless(true);
+}
+END_TEST
+
+/* ---- 1, 3, 4: written files run through the ELF loader ---------------- */
+
+#define LOADER_CONTROL "ldso:/usr/bin/true"
+
+START_TEST(dev_shm_is_noexec)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    run r = grantrun_as(false, ARGS("-p", pol, "--", probe, "cp:/usr/bin/true:/dev/shm/p",
+                                    "ldso:/dev/shm/p", LOADER_CONTROL));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    /* The copy is made (/dev/shm stays writable), the loader cannot map
+     * it (127: ld.so's own "error while loading"). */
+    expect(&r, ARGS("cp=OK", "ldso=EXIT:127", "ldso=EXIT:0"));
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(a_single_file_write_region_is_noexec)
+{
+    gk_autofree char *pol = policy("f.grant", "grant f {\n"
+                                              "    exec { allow @B/bin/escape-probe true; }\n"
+                                              "    fs {\n"
+                                              "        read /usr /etc @B/bin cwd:;\n"
+                                              "        write cwd:/single;\n"
+                                              "    }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    gk_autofree char *single = gk_printf("%s/single", project);
+    gk_test_write(single, "", 0755);
+    run r = grantrun_as(false, ARGS("-p", pol, "--", probe, "cp:/usr/bin/true:single",
+                                    "ldso:./single", LOADER_CONTROL));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("cp=OK", "ldso=EXIT:127", "ldso=EXIT:0"));
+    struct stat st;
+    ck_assert_int_eq(stat(single, &st), 0);
+    ck_assert_int_gt(st.st_size, 0); /* the write reached the host */
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(a_readonly_rebind_inside_a_write_region_is_noexec)
+{
+    /* What the host (or an earlier run) put under a readonly entry of a
+     * write region: readable, not writable, and not loadable either. */
+    gk_autofree char *pol = policy("e.grant", restricted);
+    gk_autofree char *hooks = gk_printf("%s/hooks", project);
+    ck_assert_int_eq(mkdir(hooks, 0755), 0);
+    gk_autofree char *planted = gk_printf("%s/t", hooks);
+    copy_file("/usr/bin/true", planted, 0755);
+    run r = grantrun_as(false, ARGS("-p", pol, "--", probe, "cp:/usr/bin/true:hooks/x",
+                                    "ldso:hooks/t", "cp:hooks/t:copy", LOADER_CONTROL));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("cp=ERR:EROFS", "ldso=EXIT:127", "cp=OK", "ldso=EXIT:0"));
+    run_free(&r);
+}
+END_TEST
+
+/* ---- descriptors the caller hands in ---------------------------------- */
+
+/* grantrun's stderr redirected into a file of the project: the command
+ * gets a pipe, so it cannot write a program through the descriptor and
+ * map it from the host's (exec) mount. */
+static void handed_in(bool as_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    gk_autofree char *log = gk_printf("%s/err.log", project);
+    gk_test_write(log, "", 0644);
+    if (as_user)
+        give_project();
+    gk_autofree char *as = as_user && geteuid() == 0
+                               ? gk_printf("/usr/bin/setpriv --reuid=%u --regid=%u "
+                                           "--clear-groups -- ",
+                                           (unsigned)user_uid, (unsigned)user_gid)
+                               : gk_strdup("");
+    gk_autofree char *script = gk_printf(
+        "exec %s%s/grantrun -p '%s' -- '%s' cp:/usr/bin/true:/proc/self/fd/2 "
+        "mapexec:/proc/self/fd/2 mapexec:/usr/bin/true 2>'%s'",
+        as, gk_test_builddir(), pol, probe, log);
+    run r = {0};
+    char *const argv[] = {(char *)"/bin/sh", (char *)"-c", script, NULL};
+    r.status = gk_test_run(argv, NULL, &r.out, &r.err);
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    /* pipefs is noexec: EPERM. */
+    expect(&r, ARGS("cp=OK", "mapexec=ERR:EPERM", "mapexec=OK"));
+    struct stat st;
+    ck_assert_int_eq(stat(log, &st), 0);
+    ck_assert_int_gt(st.st_size, 4096); /* what the command wrote reached the file */
+    run_free(&r);
+}
+
+START_TEST(a_file_handed_in_is_relayed)
+{
+    handed_in(false);
+}
+END_TEST
+
+START_TEST(a_file_handed_in_is_relayed_as_the_user)
+{
+    handed_in(true);
+}
+END_TEST
+
+/* ---- 5. unrestricted fs with restricted exec -------------------------- */
+
+START_TEST(restricted_exec_needs_restricted_fs)
+{
+    /* The host root is bound writable: no noexec pass could cover what
+     * the run writes, so grantrun refuses before anything runs. */
+    gk_autofree char *pol = policy("u.grant", "grant u {\n"
+                                              "    exec { allow @B/bin/escape-probe true; }\n"
+                                              "    fs { deny /etc/shadow; }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    run r = grantrun_as(false, ARGS("-p", pol, "--", probe, "cp:/usr/bin/true:x"));
+    ck_assert_msg(r.status == 125, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_msg(strstr(r.err, "exec is restricted but fs is not"), "stderr: %s", r.err);
+    ck_assert_str_eq(r.out, "");
+    gk_autofree char *x = gk_printf("%s/x", project);
+    ck_assert_int_ne(access(x, F_OK), 0); /* nothing ran */
+    run_free(&r);
+    /* Control: the same fs with vetoes only runs. */
+    gk_autofree char *ok = policy("v.grant", "grant v {\n"
+                                             "    exec { deny bash; }\n"
+                                             "    fs { deny /etc/shadow; }\n"
+                                             "    net deny;\n"
+                                             "}\n");
+    r = grantrun_as(false, ARGS("-p", ok, "--", probe, "cp:/usr/bin/true:x"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("cp=OK"));
+    ck_assert_int_eq(access(x, F_OK), 0);
+    run_free(&r);
+}
+END_TEST
+
+/* ---- 9. setuid bits and file capabilities ----------------------------- */
+
+static void no_setuid(bool as_user, const char *pol, const char *prog)
+{
+    if (as_user)
+        give_project();
+    run r = grantrun_as(as_user, ARGS("-p", pol, "--", prog, "cp:/usr/bin/id:s",
+                                      "chmod:4755:s", "chmod:2755:s", "fchmod:6755:s",
+                                      "fchmodat2:4711:s", "creat:4755:s2", "tmpfile:2755:.",
+                                      "mknod:4755:s4", "setcap:s", "chmod:0750:s",
+                                      "creat:0644:s3"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("cp=OK", "chmod=ERR:EPERM", "fchmod=ERR:EPERM", "fchmodat2=ERR:EPERM",
+                    "creat=ERR:EPERM", "tmpfile=ERR:EPERM", "mknod=ERR:EPERM",
+                    "setcap=ERR:EPERM", "chmod=OK", "creat=OK"));
+    ck_assert_msg(!strstr(r.out, "chmod=OK\nchmod=OK"), "a setuid chmod held:\n%s", r.out);
+    /* What reached the host carries no such bit. */
+    ck_assert_uint_eq(host_mode("s"), 0750);
+    ck_assert_uint_eq(host_mode("s3"), 0644);
+    gk_autofree char *s2 = gk_printf("%s/s2", project), *s4 = gk_printf("%s/s4", project);
+    ck_assert_int_ne(access(s2, F_OK), 0);
+    ck_assert_int_ne(access(s4, F_OK), 0);
+    run_free(&r);
+}
+
+START_TEST(nothing_written_is_setuid)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    no_setuid(false, pol, probe);
+}
+END_TEST
+
+START_TEST(nothing_written_is_setuid_with_vetoes_only)
+{
+    /* base/minimal shows only the project: the probe runs from there (exec
+     * is not restricted, so nothing is noexec). */
+    gk_autofree char *pol = gk_test_path("policies/base/minimal.grant");
+    gk_autofree char *local = gk_printf("%s/escape-probe", project);
+    copy_file(probe, local, 0755);
+    no_setuid(false, pol, local);
+}
+END_TEST
+
+START_TEST(nothing_written_is_setuid_as_the_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    no_setuid(true, pol, probe);
+}
+END_TEST
+
+/* ---- 10. --processes ------------------------------------------------- */
+
+static void processes(bool as_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    if (as_user)
+        give_project();
+    run r = grantrun_as(as_user, ARGS("-p", pol, "--processes", "20", "--", probe, "fork:60"));
+    if (!as_user && geteuid() == 0) {
+        /* The kernel never applies RLIMIT_NPROC to uid 0: refused, and
+         * said why, before anything runs. */
+        ck_assert_msg(r.status == 125, "status %d: %s%s", r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.err, "RLIMIT_NPROC"), "stderr: %s", r.err);
+        ck_assert_str_eq(r.out, "");
+    } else {
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        long made = -1;
+        const char *f = strstr(r.out, "fork=");
+        ck_assert_ptr_nonnull(f);
+        made = strtol(f + 5, NULL, 10);
+        ck_assert_msg(made >= 1 && made < 20, "%ld of 60 forks with --processes 20", made);
+    }
+    run_free(&r);
+    /* Above the current hard limit: that limit is kept (and root is
+     * refused whatever N). */
+    r = grantrun_as(as_user, ARGS("-p", pol, "--processes", "100000000", "--", "true"));
+    ck_assert_int_eq(r.status, as_user || geteuid() != 0 ? 0 : 125);
+    run_free(&r);
+    /* Control: without the limit, the forks all happen. */
+    r = grantrun_as(as_user, ARGS("-p", pol, "--", probe, "fork:60"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("fork=60"));
+    run_free(&r);
+}
+
+START_TEST(processes_fails_closed_for_root)
+{
+    processes(false);
+}
+END_TEST
+
+START_TEST(processes_holds_for_the_user)
+{
+    processes(true);
+}
+END_TEST
+
+/* ---- 11. an ordinary user ------------------------------------------- */
+
+START_TEST(written_files_cannot_run_as_the_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    give_project();
+    run r = grantrun_as(true, ARGS("-p", pol, "--", probe, "cp:/usr/bin/true:w", "ldso:./w",
+                                   "cp:/usr/bin/true:/dev/shm/p", "ldso:/dev/shm/p",
+                                   "run:/usr/bin/id", LOADER_CONTROL));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("cp=OK", "ldso=EXIT:127", "run=ERR:EACCES", "ldso=EXIT:0"));
+    ck_assert_msg(!strstr(r.out, "ldso=EXIT:0\nldso"), "a written file ran:\n%s", r.out);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(every_bundled_policy_runs_as_the_user)
+{
+    give_project();
+    static const char *const bundled[] = {"base/minimal.grant", "base/reasonable.grant",
+                                          "base/reasonable.yaml"};
+    for (size_t i = 0; i < sizeof(bundled) / sizeof(*bundled); i++) {
+        gk_autofree char *rel = gk_printf("policies/%s", bundled[i]);
+        gk_autofree char *pol = gk_test_path(rel);
+        run r = grantrun_as(true, ARGS("-p", pol, "--", "cat", "hello.txt"));
+        ck_assert_msg(r.status == 0 && strstr(r.out, "hello from the project"),
+                      "%s: status %d: %s%s", bundled[i], r.status, r.out, r.err);
+        run_free(&r);
+    }
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("escape");
+    TCase *tc = tcase_create("envelope");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, fileless_exec_is_refused);
+    tcase_add_test(tc, dev_shm_is_noexec);
+    tcase_add_test(tc, a_single_file_write_region_is_noexec);
+    tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec);
+    tcase_add_test(tc, restricted_exec_needs_restricted_fs);
+    tcase_add_test(tc, processes_fails_closed_for_root);
+    tcase_add_test(tc, a_file_handed_in_is_relayed);
+    tcase_add_test(tc, nothing_written_is_setuid);
+    tcase_add_test(tc, nothing_written_is_setuid_with_vetoes_only);
+    suite_add_tcase(s, tc);
+    TCase *user = tcase_create("as the user");
+    tcase_set_timeout(user, 120);
+    tcase_add_checked_fixture(user, setup, teardown);
+    tcase_add_test(user, fileless_exec_is_refused_as_the_user);
+    tcase_add_test(user, written_files_cannot_run_as_the_user);
+    tcase_add_test(user, every_bundled_policy_runs_as_the_user);
+    tcase_add_test(user, processes_holds_for_the_user);
+    tcase_add_test(user, a_file_handed_in_is_relayed_as_the_user);
+    tcase_add_test(user, nothing_written_is_setuid_as_the_user);
+    suite_add_tcase(s, user);
+    return s;
+}
+
+int main(void)
+{
+    return gk_test_main(suite());
+}

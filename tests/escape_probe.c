@@ -1,0 +1,335 @@
+/* escape_probe.c - the attacks of check_escape, run inside the envelope.
+ *
+ *   escape-probe STEP...
+ *
+ * Each STEP is VERB[:ARG[:ARG]] and prints one line "VERB=RESULT", where
+ * RESULT is OK, ERR:<errno name>, or (steps that run a program in a child)
+ * EXIT:<status> / SIG:<n>. Every step runs whatever came before it, so one
+ * run holds an attack and its control. Steps:
+ *   cp:SRC:DST        copy SRC to DST (created 0755)
+ *   run:PATH          fork, execv PATH
+ *   ldso:PATH         fork, execv the ELF interpreter on PATH
+ *   memfd:PROG        fork; memfd_create(0), PROG copied in, execve its /proc/self/fd name
+ *   memfd-fexec:PROG  the same through execveat(fd, "", AT_EMPTY_PATH)
+ *   memfd-sealed:PROG memfd_create(MFD_NOEXEC_SEAL), PROG copied in, exec tried
+ *                     (OK: created and written, and the exec was refused)
+ *   memfd-ldso:PROG   memfd_create(MFD_NOEXEC_SEAL), PROG copied in, the ELF
+ *                     interpreter run on its /proc/self/fd name
+ *   execveat:PATH     fork; open PATH, execveat(fd, "", AT_EMPTY_PATH)
+ *   mapexec:PATH      open PATH (O_NONBLOCK), mmap a page PROT_READ|PROT_EXEC
+ *   chmod:MODE:PATH   chmod (octal MODE); fchmod: and fchmodat2: the same
+ *   creat:MODE:PATH   open(O_CREAT|O_EXCL|O_WRONLY, MODE)
+ *   tmpfile:MODE:DIR  open(DIR, O_TMPFILE|O_WRONLY, MODE)
+ *   mknod:MODE:PATH   mknod(S_IFREG|MODE)
+ *   setcap:PATH       setxattr security.capability (cap_setuid+ep)
+ *   mode:PATH         prints mode=<octal> (the permission bits stat sees)
+ *   fork:N            fork N children that wait; prints fork=<how many forked>
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+
+#if defined(__x86_64__)
+#define LDSO "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+#else
+#define LDSO "/usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1"
+#endif
+
+static const char *verb;
+
+static void result(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void result(const char *fmt, ...)
+{
+    va_list ap;
+    printf("%s=", verb);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+}
+
+static void err_result(int err)
+{
+    const char *n = strerrorname_np(err);
+    result("ERR:%s", n ? n : "?");
+}
+
+static int rc_result(long rc)
+{
+    if (rc < 0)
+        err_result(errno);
+    else
+        result("OK");
+    return rc < 0 ? -1 : 0;
+}
+
+/* PROG's bytes into fd (0 on success). */
+static int copy_into(int fd, const char *prog)
+{
+    int in = open(prog, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof(buf))) > 0)
+        if (write(fd, buf, (size_t)n) != n) {
+            close(in);
+            return -1;
+        }
+    close(in);
+    return n < 0 ? -1 : 0;
+}
+
+/* A child that tries to exec; the status (or the exec's errno, sent
+ * back on a pipe) is the result. */
+typedef void (*exec_fn)(const char *arg);
+
+static void in_child(exec_fn fn, const char *arg)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        err_result(errno);
+        return;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1); /* the program's own output is not the probe's */
+        fn(arg);
+        int err = errno;
+        if (write(p[1], &err, sizeof(err)) < 0)
+            _exit(121);
+        _exit(120);
+    }
+    close(p[1]);
+    int err = 0, st = 0;
+    ssize_t got = read(p[0], &err, sizeof(err));
+    close(p[0]);
+    waitpid(pid, &st, 0);
+    if (got == (ssize_t)sizeof(err))
+        err_result(err);
+    else if (WIFSIGNALED(st))
+        result("SIG:%d", WTERMSIG(st));
+    else
+        result("EXIT:%d", WEXITSTATUS(st));
+}
+
+static char *const no_env[] = {NULL};
+
+static void do_run(const char *path)
+{
+    char *const argv[] = {(char *)path, NULL};
+    execve(path, argv, no_env);
+}
+
+static void do_ldso(const char *path)
+{
+    char *const argv[] = {(char *)LDSO, (char *)path, NULL};
+    execve(LDSO, argv, no_env);
+}
+
+static int memfd_with(const char *prog, unsigned flags)
+{
+    int fd = memfd_create("probe", flags);
+    if (fd < 0)
+        return -1;
+    if (copy_into(fd, prog) < 0)
+        return -1;
+    return fd;
+}
+
+static void do_memfd(const char *prog)
+{
+    int fd = memfd_with(prog, 0);
+    if (fd < 0)
+        return;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    char *const argv[] = {path, NULL};
+    execve(path, argv, no_env);
+}
+
+static void do_memfd_fexec(const char *prog)
+{
+    int fd = memfd_with(prog, 0);
+    if (fd < 0)
+        return;
+    char *const argv[] = {(char *)prog, NULL};
+    syscall(SYS_execveat, fd, "", argv, no_env, AT_EMPTY_PATH);
+}
+
+static void do_memfd_ldso(const char *prog)
+{
+    int fd = memfd_with(prog, MFD_NOEXEC_SEAL);
+    if (fd < 0)
+        return;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    do_ldso(path);
+}
+
+static void do_execveat(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return;
+    char *const argv[] = {(char *)path, NULL};
+    syscall(SYS_execveat, fd, "", argv, no_env, AT_EMPTY_PATH);
+}
+
+static void memfd_sealed(const char *prog)
+{
+    int fd = memfd_with(prog, MFD_NOEXEC_SEAL | MFD_CLOEXEC);
+    if (fd < 0) {
+        err_result(errno);
+        return;
+    }
+    char *const argv[] = {(char *)prog, NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        syscall(SYS_execveat, fd, "", argv, no_env, AT_EMPTY_PATH);
+        _exit(errno == EACCES ? 0 : 1);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    close(fd);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        result("OK");
+    else
+        result("EXECUTED");
+}
+
+static void copy_file(const char *src, const char *dst)
+{
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    if (out < 0) {
+        err_result(errno);
+        return;
+    }
+    int rc = copy_into(out, src);
+    int err = errno;
+    close(out);
+    if (rc < 0)
+        err_result(err);
+    else
+        result("OK");
+}
+
+static void forks(long n)
+{
+    pid_t *kids = calloc((size_t)n, sizeof(*kids));
+    long made = 0;
+    for (; made < n; made++) {
+        kids[made] = fork();
+        if (kids[made] == 0) {
+            pause();
+            _exit(0);
+        }
+        if (kids[made] < 0)
+            break;
+    }
+    for (long i = 0; i < made; i++)
+        kill(kids[i], SIGKILL);
+    for (long i = 0; i < made; i++)
+        waitpid(kids[i], NULL, 0);
+    result("%ld", made);
+    free(kids);
+}
+
+/* VFS_CAP_REVISION_2 with CAP_SETUID (7) permitted and effective. */
+static int set_capability(const char *path)
+{
+    struct {
+        unsigned magic_etc;
+        struct {
+            unsigned permitted, inheritable;
+        } data[2];
+    } cap = {0x02000000 | 1 /* effective */, {{1u << 7, 0}, {0, 0}}};
+    return setxattr(path, "security.capability", &cap, sizeof(cap), 0);
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int i = 1; i < argc; i++) {
+        char *step = strdup(argv[i]);
+        char *a = strchr(step, ':'), *b = NULL;
+        if (a) {
+            *a++ = '\0';
+            b = strchr(a, ':');
+            if (b)
+                *b++ = '\0';
+        }
+        verb = step;
+        mode_t mode = a ? (mode_t)strtoul(a, NULL, 8) : 0;
+        if (strcmp(step, "cp") == 0 && b)
+            copy_file(a, b);
+        else if (strcmp(step, "run") == 0 && a)
+            in_child(do_run, a);
+        else if (strcmp(step, "ldso") == 0 && a)
+            in_child(do_ldso, a);
+        else if (strcmp(step, "memfd") == 0 && a)
+            in_child(do_memfd, a);
+        else if (strcmp(step, "memfd-fexec") == 0 && a)
+            in_child(do_memfd_fexec, a);
+        else if (strcmp(step, "memfd-ldso") == 0 && a)
+            in_child(do_memfd_ldso, a);
+        else if (strcmp(step, "memfd-sealed") == 0 && a)
+            memfd_sealed(a);
+        else if (strcmp(step, "execveat") == 0 && a)
+            in_child(do_execveat, a);
+        else if (strcmp(step, "chmod") == 0 && b)
+            rc_result(chmod(b, mode));
+        else if (strcmp(step, "mapexec") == 0 && a) {
+            int fd = open(a, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+            void *m = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+            rc_result(m == MAP_FAILED ? -1 : 0);
+        } else if (strcmp(step, "fchmod") == 0 && b) {
+            int fd = open(b, O_RDONLY | O_CLOEXEC);
+            rc_result(fd < 0 ? fd : fchmod(fd, mode));
+        } else if (strcmp(step, "fchmodat2") == 0 && b)
+            rc_result(syscall(452 /* fchmodat2, Linux 6.6 */, AT_FDCWD, b, mode, 0));
+        else if (strcmp(step, "creat") == 0 && b)
+            rc_result(open(b, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode));
+        else if (strcmp(step, "tmpfile") == 0 && b)
+            rc_result(open(b, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode));
+        else if (strcmp(step, "mknod") == 0 && b)
+            rc_result(mknod(b, S_IFREG | mode, 0));
+        else if (strcmp(step, "setcap") == 0 && a)
+            rc_result(set_capability(a));
+        else if (strcmp(step, "mode") == 0 && a) {
+            struct stat st;
+            if (stat(a, &st) < 0)
+                err_result(errno);
+            else
+                result("%04o", (unsigned)(st.st_mode & 07777));
+        } else if (strcmp(step, "fork") == 0 && a)
+            forks(strtol(a, NULL, 10));
+        else {
+            fprintf(stderr, "escape-probe: bad step %s\n", argv[i]);
+            return 2;
+        }
+        free(step);
+    }
+    return 0;
+}
