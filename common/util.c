@@ -277,20 +277,25 @@ void gk_strvec_free(gk_strvec *sv)
     sv->n = sv->cap = 0;
 }
 
-bool gk_strvec_bsearch(const gk_strvec *sv, const char *s)
+long gk_strvec_index(const gk_strvec *sv, const char *s)
 {
     size_t lo = 0, hi = sv->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int c = strcmp(sv->v[mid], s);
         if (c == 0)
-            return true;
+            return (long)mid;
         if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return false;
+    return -1;
+}
+
+bool gk_strvec_bsearch(const gk_strvec *sv, const char *s)
+{
+    return gk_strvec_index(sv, s) >= 0;
 }
 
 void gk_buf_grow(gk_buf *b, size_t extra)

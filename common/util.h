@@ -89,6 +89,8 @@ GK_HIDDEN void gk_strvec_copy(gk_strvec *dst, const gk_strvec *src);
 GK_HIDDEN void gk_strvec_free(gk_strvec *sv);
 /* Sorted-vector helpers (after gk_strvec_sort_unique). */
 GK_HIDDEN bool gk_strvec_bsearch(const gk_strvec *sv, const char *s);
+/* Index of s in the sorted sv, or -1. */
+GK_HIDDEN long gk_strvec_index(const gk_strvec *sv, const char *s);
 
 /* A growable byte buffer, always NUL-terminated. */
 typedef struct gk_buf {

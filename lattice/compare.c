@@ -364,20 +364,14 @@ static void pick_reps(sig_item *v, size_t n, gk_strvec *reps)
     gk_strvec_sort_unique(reps);
 }
 
-static void name_reps(const compare_in *in, const gk_strvec *names, gk_strvec *reps)
+/* One representative of each class of items, classed by sig. */
+static void reps_of(const compare_in *in, const gk_strvec *items,
+                    char *(*sig)(const compare_in *, const char *), gk_strvec *reps)
 {
-    sig_item *v = gk_calloc(names->n + 1, sizeof(*v));
-    for (size_t i = 0; i < names->n; i++)
-        v[i] = (sig_item){name_sig(in, names->v[i]), names->v[i]};
-    pick_reps(v, names->n, reps);
-}
-
-static void file_reps(const compare_in *in, const gk_strvec *files, gk_strvec *reps)
-{
-    sig_item *v = gk_calloc(files->n + 1, sizeof(*v));
-    for (size_t i = 0; i < files->n; i++)
-        v[i] = (sig_item){file_sig(in, files->v[i]), files->v[i]};
-    pick_reps(v, files->n, reps);
+    sig_item *v = gk_calloc(items->n + 1, sizeof(*v));
+    for (size_t i = 0; i < items->n; i++)
+        v[i] = (sig_item){sig(in, items->v[i]), items->v[i]};
+    pick_reps(v, items->n, reps);
 }
 
 /* Words: each word's signature lists the admissions whose subcommand list
@@ -395,20 +389,9 @@ static void word_reps(const compare_in *in, const gk_strvec *words, gk_strvec *r
                 for (size_t i = 0; i < lists[li]->n; i++) {
                     const gk_admit *a = &lists[li]->v[i];
                     for (size_t s = 0; s < a->subs.n; s++) {
-                        const char *w = a->subs.v[s];
-                        size_t lo = 0, hi = words->n;
-                        while (lo < hi) {
-                            size_t mid = (lo + hi) / 2;
-                            int c = gk_strcmp_bytes(words->v[mid], w);
-                            if (c == 0)
-                                lo = hi = mid;
-                            else if (c < 0)
-                                lo = mid + 1;
-                            else
-                                hi = mid;
-                        }
-                        if (lo < words->n && strcmp(words->v[lo], w) == 0)
-                            gk_buf_printf(&bufs[lo], "%d.%zu.%d.%s\x1f", k, l, li, a->key);
+                        long at = gk_strvec_index(words, a->subs.v[s]);
+                        if (at >= 0)
+                            gk_buf_printf(&bufs[at], "%d.%zu.%d.%s\x1f", k, l, li, a->key);
                     }
                 }
         }
@@ -448,8 +431,8 @@ static void add_exec_queries(qset *qs, const grant_policy *const pol[2], exec_ma
 
     compare_in in = {{pol[0], pol[1]}, &m->files, &places};
     gk_strvec names = {0}, files = {0}, words = {0};
-    name_reps(&in, &m->names, &names);
-    file_reps(&in, &m->files, &files);
+    reps_of(&in, &m->names, name_sig, &names);
+    reps_of(&in, &m->files, file_sig, &files);
     word_reps(&in, &m->argv1, &words);
 
     /* Offline, a walked file may be a link to anything: let its canonical
