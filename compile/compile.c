@@ -277,6 +277,16 @@ static unit *load_unit(loader *L, const char *name, const char *text, size_t len
     gk_strvec_push(&L->chain_names, name);
     if (surface == GK_SURFACE_JSON) {
         grant_policy *p = gk_ir_read(src, L->ctx, L->diags);
+        if (p && p->stack.n == 0) {
+            /* The empty policy is the lattice's top: allow everything. No
+             * file compiles to it, so one read from a file was made by hand
+             * or cut short, and never widens what runs. */
+            gk_diag_file(L->diags, GK_ERROR, name,
+                         "a compiled policy from a file has at least one layer; this one has "
+                         "none (it would allow everything)");
+            grant_policy_free(p);
+            p = NULL;
+        }
         if (p) {
             append_layers(&u->layers, &p->stack, p->stack.n);
             gk_strvec_copy(&L->policy->protect, &p->protect);
