@@ -18,6 +18,7 @@
 #include <pcre2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define GK_EXEC_MAX_LAYERS 64
 
@@ -65,7 +66,18 @@ static veto_pattern pattern_of(const pcre2_code *code, const char *text, uint64_
     return vp;
 }
 
+/* A vetoed program's file on the compiling host: another name for it (a
+ * hard link) is the same program. */
+typedef struct same_file {
+    dev_t dev;
+    ino_t ino;
+    const gk_entry *e;  /* the veto that named it */
+    const gk_layer *layer;
+} same_file;
+
 struct gk_exec_index {
+    same_file *same;       /* sorted by (dev, ino); host target only */
+    size_t nsame, capsame;
     bool usable; /* false: more layers than bits, the fold answers */
     uint64_t allow_layers; /* layers whose exec section lists admissions */
     gk_pathmap keys;       /* every name, file and dir a layer lists (borrowed) */
@@ -113,9 +125,66 @@ static void add_entries(gk_exec_index *ix, const gk_entries *e, uint64_t bit, in
         slot_for(ix, e->v[i].key)->bits[kind] |= bit;
 }
 
+static int same_cmp(const void *a, const void *b)
+{
+    const same_file *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static void add_same(gk_exec_index *ix, const char *file, const gk_entry *e, const gk_layer *f)
+{
+    struct stat st;
+    if (!file || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
+    same_file sf = {st.st_dev, st.st_ino, e, f};
+    GK_VEC_PUSH(ix->same, ix->nsame, ix->capsame, sf);
+}
+
+/* The files the vetoed names (as PATH finds them) and files are on this
+ * host. Offline nothing can be looked at: vetoes stay names and paths. */
+static void same_files_build(gk_exec_index *ix, const grant_policy *p)
+{
+    if (p->ctx->target != GRANT_TARGET_HOST)
+        return;
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_layer *f = p->stack.v[l];
+        if (!f->has_exec)
+            continue;
+        for (size_t i = 0; i < f->exec.veto_names.n; i++) {
+            char *w, *c;
+            gk_walk_head(p->ctx, f->exec.veto_names.v[i].key, NULL, NULL, &w, &c);
+            add_same(ix, c, &f->exec.veto_names.v[i], f);
+            free(w);
+            free(c);
+        }
+        for (size_t i = 0; i < f->exec.veto_files.n; i++)
+            add_same(ix, f->exec.veto_files.v[i].key, &f->exec.veto_files.v[i], f);
+    }
+    if (ix->nsame > 1)
+        qsort(ix->same, ix->nsame, sizeof(*ix->same), same_cmp);
+}
+
+const gk_entry *gk_exec_index_same_file(const gk_exec_index *ix, const char *canonical,
+                                        const gk_layer **layer)
+{
+    struct stat st;
+    if (!ix->nsame || !canonical || stat(canonical, &st) != 0)
+        return NULL;
+    same_file key = {st.st_dev, st.st_ino, NULL, NULL};
+    const same_file *hit = bsearch(&key, ix->same, ix->nsame, sizeof(*ix->same), same_cmp);
+    if (!hit)
+        return NULL;
+    if (layer)
+        *layer = hit->layer;
+    return hit->e;
+}
+
 gk_exec_index *gk_exec_index_build(const grant_policy *p)
 {
     gk_exec_index *ix = gk_calloc(1, sizeof(*ix));
+    same_files_build(ix, p);
     ix->usable = p->stack.n <= GK_EXEC_MAX_LAYERS;
     if (!ix->usable)
         return ix;
@@ -156,6 +225,7 @@ void gk_exec_index_free(gk_exec_index *ix)
     if (!ix)
         return;
     gk_pathmap_clear(&ix->keys);
+    free(ix->same);
     free(ix->slots);
     free(ix->binds);
     free(ix->patterns);

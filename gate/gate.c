@@ -678,13 +678,40 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
 
 /* ---- exec ------------------------------------------------------------------ */
 
+/* A vetoed program under another name is still the vetoed program: a
+ * stack-wide step 1, before any layer is asked. */
+static bool same_file_vetoed(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
+{
+    const gk_layer *f = NULL;
+    const gk_entry *e = gk_exec_index_same_file(index_of(p)->exec, q->canonical, &f);
+    if (!e)
+        return false;
+    if (v) {
+        verdict_set(v, GRANT_DENIED, e->origin, f->name, gk_printf("deny %s", e->key),
+                    gk_printf("canonical file %s", q->canonical),
+                    gk_printf("the same file (device and inode) as the vetoed %s", e->key));
+        free(v->path);
+        v->path = gk_strdup(q->canonical);
+    }
+    return true;
+}
+
+static grant_answer exec_fold(const grant_policy *p, const grant_exec_query *q, grant_verdict *v);
+
+/* The layers' answer; a program they admit may still be a vetoed one
+ * under another name (the layers' own rules explain a denial first). */
 grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
 {
-    if (!v) {
-        int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ARGV1);
-        if (fast >= 0)
-            return (grant_answer)fast;
-    }
+    grant_answer a = GRANT_DENIED;
+    int fast = v ? -1 : gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ARGV1);
+    a = fast >= 0 ? (grant_answer)fast : exec_fold(p, q, v);
+    if (a == GRANT_ALLOWED && same_file_vetoed(p, q, v))
+        return GRANT_DENIED;
+    return a;
+}
+
+static grant_answer exec_fold(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
+{
     gk_why why = {0};
     const gk_layer *last = NULL;
     gk_why last_why = {0};
@@ -724,6 +751,8 @@ grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, gran
 
 bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
 {
+    if (same_file_vetoed(p, q, NULL))
+        return true;
     int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_VETO);
     if (fast >= 0)
         return fast == GRANT_DENIED;
@@ -735,6 +764,8 @@ bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
 
 grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q)
 {
+    if (same_file_vetoed(p, q, NULL))
+        return GRANT_DENIED;
     int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ANY_ARGV1);
     if (fast >= 0)
         return (grant_answer)fast;

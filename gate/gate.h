@@ -71,7 +71,13 @@ GK_HIDDEN void gk_exec_index_free(gk_exec_index *ix);
 typedef enum gk_exec_question { GK_EXEC_ARGV1, GK_EXEC_ANY_ARGV1, GK_EXEC_VETO } gk_exec_question;
 GK_HIDDEN int gk_exec_index_answer(const gk_exec_index *ix, const grant_exec_query *q,
                                    gk_exec_question what);
-/* Does a veto of any layer hit q (names, files, dirs, patterns)? */
+/* Host target: the veto (and its layer) whose program's file, recorded
+ * when the index was built, is the file at canonical (same device and
+ * inode: a hard link under another name); NULL if none. */
+GK_HIDDEN const gk_entry *gk_exec_index_same_file(const gk_exec_index *ix, const char *canonical,
+                                                 const gk_layer **layer);
+/* Does a veto of any layer hit q (names, files, dirs, patterns, or the
+ * same file as a vetoed program)? */
 GK_HIDDEN bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q);
 
 GK_HIDDEN void gk_verdict_clear(grant_verdict *v);

@@ -132,9 +132,6 @@ static char *canonical_of(const grant_context *ctx, const char *path, gk_resolve
     return c;
 }
 
-/* On the host, every program on PATH that a veto (by pattern, or a name
- * reached through another spelling) hits is listed, so a backend can mask
- * the file itself. Offline there is nothing to list. */
 /* A vetoed entry named through a linked directory (/usr/local/cuda ->
  * cuda-13.0, a PATH entry) is listed in its real directory: its mask goes
  * where the entry is, since bwrap cannot make a mountpoint through a link
@@ -154,89 +151,231 @@ static char *in_real_dir(char *w, gk_resolve_cache *cache)
     return moved;
 }
 
-static void veto_matches_on_path(gk_projection *pr, const grant_policy *p,
-                                 gk_resolve_cache *cache)
+/* ---- the veto scan (host only) ----------------------------------------------
+ *
+ * The gate vetoes a program by any of its names, wherever it lies; bwrap
+ * can only mask files it is told about, and the ELF loader runs any file
+ * it can map, so every vetoed program the command could reach should be
+ * on the list. Listing every readable file is too slow for a launch (all
+ * of /usr: 157,000 entries, 0.3-0.6 s here, against 0.07 s for the whole
+ * launch), so the scan covers the layouts programs are installed in
+ * (grant(5) VETO MASKS says exactly which):
+ *   - every absolute PATH directory;
+ *   - in each readable root R (implicit and granted read regions, "/" when
+ *     fs is unrestricted): R itself, R/A and R/A/B, and below a directory
+ *     R/L whose name starts with "lib", R/L/A/B and R/L/A/B/C, when that
+ *     directory is named bin, sbin or libexec.
+ * Listed there: every entry the gate vetoes, by name, file, dir or
+ * pattern, or as the same file (device and inode) as a vetoed program: a
+ * hard link under another name (perl5.36.0 is perl). */
+
+/* Levels below a lib directory looked at: R/libX/A/B/C/bin is not. */
+#define SCAN_LIB_DEPTH 3
+
+/* One listed directory: each entry once, with its canonical file. */
+typedef struct listing {
+    char *real;
+    gk_strvec names, canon; /* canon[i] "" when names[i] resolves nowhere */
+} listing;
+
+typedef struct veto_scan {
+    listing *v;
+    size_t n, cap;
+} veto_scan;
+
+static void listing_read(listing *l, DIR *dir, const char *d, gk_resolve_cache *cache)
+{
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        /* Only a link can have another name behind it (rbash -> bash). */
+        char *c;
+        if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+            gk_autofree char *w = gk_path_join(d, e->d_name);
+            struct stat st;
+            c = gk_resolve_host_cached(w, cache);
+            if (c && stat(c, &st) != 0) {
+                free(c);
+                c = NULL;
+            }
+        } else {
+            c = gk_path_join(l->real, e->d_name);
+        }
+        gk_strvec_push(&l->names, e->d_name);
+        gk_strvec_push_take(&l->canon, c ? c : gk_strdup(""));
+    }
+}
+
+/* The listing of directory d (each real directory once: /bin and /usr/bin
+ * on a merged /usr are listed once, their entries' files are the same),
+ * or NULL if it cannot be read. */
+static listing *scan_list(veto_scan *s, const char *d, gk_resolve_cache *cache)
+{
+    char *d_real = gk_resolve_host_cached(d, cache);
+    if (!d_real)
+        return NULL;
+    for (size_t k = 0; k < s->n; k++)
+        if (strcmp(s->v[k].real, d_real) == 0) {
+            free(d_real);
+            return &s->v[k];
+        }
+    DIR *dir = opendir(d);
+    if (!dir) {
+        free(d_real);
+        return NULL;
+    }
+    listing fresh = {d_real, {0}, {0}};
+    listing_read(&fresh, dir, d, cache);
+    closedir(dir);
+    GK_VEC_PUSH(s->v, s->n, s->cap, fresh);
+    return &s->v[s->n - 1];
+}
+
+static void scan_free(veto_scan *s)
+{
+    for (size_t k = 0; k < s->n; k++) {
+        free(s->v[k].real);
+        gk_strvec_free(&s->v[k].names);
+        gk_strvec_free(&s->v[k].canon);
+    }
+    free(s->v);
+}
+
+/* List every entry of d the gate vetoes. On PATH an entry is spelled by
+ * its name; elsewhere only a path (or ld.so) can name it. */
+static void veto_dir_entries(gk_projection *pr, const grant_policy *p, veto_scan *s,
+                             const char *d, bool on_path, gk_resolve_cache *cache)
+{
+    listing *l = scan_list(s, d, cache);
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->names.n; i++) {
+        const char *name = l->names.v[i], *c = l->canon.v[i][0] ? l->canon.v[i] : NULL;
+        if (!on_path) {
+            /* Off PATH a name is only a path: the file itself is asked
+             * about (a link leads to a file the gate may admit, and bwrap
+             * masks files, not links). */
+            grant_exec_query q = {c, c, c, NULL};
+            if (c && gk_gate_exec_vetoed(p, &q))
+                gk_strvec_push(&pr->exec_veto, c);
+            continue;
+        }
+        char *w = gk_path_join(d, name);
+        grant_exec_query q = {name, w, c, NULL};
+        if (gk_gate_exec_vetoed(p, &q))
+            take_both(&pr->exec_veto, in_real_dir(w, cache), c ? gk_strdup(c) : NULL);
+        else
+            free(w);
+    }
+}
+
+static bool binish(const char *name)
+{
+    return strcmp(name, "bin") == 0 || strcmp(name, "sbin") == 0 || strcmp(name, "libexec") == 0;
+}
+
+/* The bin-ish directories of the layouts above, below dir (depth levels
+ * further; below a lib directory, SCAN_LIB_DEPTH). */
+static void layout_dirs(const char *dir, int depth, bool in_lib, gk_strvec *out)
+{
+    if (binish(gk_basename(dir))) {
+        gk_strvec_push(out, dir);
+        return;
+    }
+    if (depth == 0)
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    gk_strvec sub = {0};
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN))
+            gk_strvec_push_take(&sub, gk_path_join(dir, e->d_name));
+    closedir(d);
+    for (size_t i = 0; i < sub.n; i++) {
+        const char *b = gk_basename(sub.v[i]);
+        /* The kernel's own trees hold no programs, and walking /proc would
+         * list every process. */
+        if (strcmp(dir, "/") == 0 &&
+            (strcmp(b, "proc") == 0 || strcmp(b, "sys") == 0 || strcmp(b, "dev") == 0))
+            continue;
+        struct stat st;
+        if (lstat(sub.v[i], &st) != 0 || !S_ISDIR(st.st_mode))
+            continue; /* a link is scanned where it leads, if that is a root */
+        bool lib = !in_lib && gk_has_prefix(b, "lib") && !binish(b);
+        layout_dirs(sub.v[i], lib ? SCAN_LIB_DEPTH : depth - 1, in_lib || lib, out);
+    }
+    gk_strvec_free(&sub);
+}
+
+/* The readable roots the layouts are looked for in, real spellings. */
+static void scan_roots(const gk_projection *pr, const grant_policy *p, gk_strvec *out,
+                       gk_resolve_cache *cache)
+{
+    gk_strvec raw = {0};
+    if (!pr->fs_restricted) {
+        gk_strvec_push(&raw, "/");
+    } else {
+        gk_implicit im;
+        gk_implicit_for(p->ctx, &im);
+        gk_strvec_copy(&raw, &im.read);
+        for (size_t i = 0; i < pr->read.n; i++)
+            gk_strvec_push(&raw, pr->read.v[i].p.real);
+        gk_strvec_free(&im.read);
+        gk_strvec_free(&im.write);
+        gk_strvec_free(&im.devices);
+    }
+    for (size_t i = 0; i < raw.n; i++) {
+        char *r = gk_resolve_host_cached(raw.v[i], cache);
+        struct stat st;
+        if (r && stat(r, &st) == 0 && S_ISDIR(st.st_mode))
+            gk_strvec_push_take(out, r);
+        else
+            free(r);
+    }
+    gk_strvec_free(&raw);
+    gk_strvec_sort_unique(out);
+    /* A root inside another root is walked with it. */
+    size_t keep = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        if (keep && gk_path_within(out->v[i], out->v[keep - 1]))
+            free(out->v[i]);
+        else
+            out->v[keep++] = out->v[i];
+    }
+    out->n = keep;
+}
+
+static void veto_scan_host(gk_projection *pr, const grant_policy *p, gk_resolve_cache *cache)
 {
     const grant_context *ctx = p->ctx;
     bool any = false;
-    for (size_t i = 0; i < p->stack.n; i++)
+    for (size_t i = 0; i < p->stack.n; i++) {
+        const gk_exec_dim *x = &p->stack.v[i]->exec;
         any |= p->stack.v[i]->has_exec &&
-               (p->stack.v[i]->exec.veto_match.n > 0 || p->stack.v[i]->exec.veto_names.n > 0);
-    if (!any || ctx->target != GRANT_TARGET_HOST || !ctx->path)
+               (x->veto_match.n > 0 || x->veto_names.n > 0 || x->veto_files.n > 0);
+    }
+    if (!any || ctx->target != GRANT_TARGET_HOST)
         return;
-    /* Thousands of entries under a dozen directories: resolve each
-     * directory once, remember (in the projection's cache) what is no link
-     * while following links, and list a directory PATH names twice (/bin
-     * and /usr/bin on a merged /usr) once: its entries' canonical files
-     * are the same. */
-    typedef struct listing {
-        char *real;
-        gk_strvec names, canon; /* canon[i] "" when names[i] resolves nowhere */
-    } listing;
-    listing *seen = NULL;
-    size_t nseen = 0, capseen = 0;
-    char *list = gk_strdup(ctx->path), *save = NULL;
-    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        if (d[0] != '/')
-            continue;
-        char *d_real = gk_resolve_host_cached(d, cache);
-        if (!d_real)
-            continue;
-        listing *l = NULL;
-        for (size_t k = 0; k < nseen && !l; k++)
-            if (strcmp(seen[k].real, d_real) == 0)
-                l = &seen[k];
-        if (l) {
-            free(d_real);
-        } else {
-            DIR *dir = opendir(d);
-            if (!dir) {
-                free(d_real);
-                continue;
-            }
-            listing fresh = {d_real, {0}, {0}};
-            struct dirent *e;
-            while ((e = readdir(dir))) {
-                if (e->d_name[0] == '.')
-                    continue;
-                /* Only a link can have another name behind it (rbash -> bash). */
-                char *c;
-                if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
-                    gk_autofree char *w = gk_path_join(d, e->d_name);
-                    struct stat st;
-                    c = gk_resolve_host_cached(w, cache);
-                    if (c && stat(c, &st) != 0) {
-                        free(c);
-                        c = NULL;
-                    }
-                } else {
-                    c = gk_path_join(d_real, e->d_name);
-                }
-                gk_strvec_push(&fresh.names, e->d_name);
-                gk_strvec_push_take(&fresh.canon, c ? c : gk_strdup(""));
-            }
-            closedir(dir);
-            GK_VEC_PUSH(seen, nseen, capseen, fresh);
-            l = &seen[nseen - 1];
-        }
-        for (size_t i = 0; i < l->names.n; i++) {
-            const char *name = l->names.v[i], *c = l->canon.v[i][0] ? l->canon.v[i] : NULL;
-            char *w = gk_path_join(d, name);
-            grant_exec_query q = {name, w, c, NULL};
-            if (gk_gate_exec_vetoed(p, &q)) {
-                take_both(&pr->exec_veto, in_real_dir(w, cache), c ? gk_strdup(c) : NULL);
-            } else {
-                free(w);
-            }
-        }
+    veto_scan s = {0};
+    if (ctx->path) {
+        char *list = gk_strdup(ctx->path), *save = NULL;
+        for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
+            if (d[0] == '/')
+                veto_dir_entries(pr, p, &s, d, true, cache);
+        free(list);
     }
-    for (size_t k = 0; k < nseen; k++) {
-        free(seen[k].real);
-        gk_strvec_free(&seen[k].names);
-        gk_strvec_free(&seen[k].canon);
-    }
-    free(seen);
-    free(list);
+    gk_strvec roots = {0}, dirs = {0};
+    scan_roots(pr, p, &roots, cache);
+    for (size_t i = 0; i < roots.n; i++)
+        layout_dirs(roots.v[i], 2, false, &dirs);
+    for (size_t i = 0; i < dirs.n; i++)
+        veto_dir_entries(pr, p, &s, dirs.v[i], false, cache);
+    gk_strvec_free(&roots);
+    gk_strvec_free(&dirs);
+    scan_free(&s);
 }
 
 /* Keys borrowed from the layers, sorted and unique. */
@@ -337,7 +476,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
             free(c);
         }
     }
-    veto_matches_on_path(pr, p, &cache);
+    veto_scan_host(pr, p, &cache);
     gk_strvec_sort_unique(&pr->exec_admit);
     gk_strvec_sort_unique(&pr->exec_veto);
     if (pr->exec_restricted && pr->fs_restricted) {

@@ -277,6 +277,45 @@ END_TEST
 
 /* ---- descriptors the caller hands in ---------------------------------- */
 
+
+/* ---- 6, 7: a vetoed program off PATH, and under another name ---------- */
+
+/* A vetoed name in a lib/.../bin directory of a readable region (not on
+ * PATH: google-cloud-sdk's bundled python3), and a hard link of a vetoed
+ * file under an innocent name (Debian's perl5.36.0), run neither directly
+ * nor through the ELF loader; an admitted program beside them does. */
+START_TEST(a_vetoed_program_off_path_or_hard_linked_is_masked)
+{
+    gk_autofree char *bin = gk_printf("%s/opt/lib/tool/bin", base);
+    gk_autofree char *mk = gk_printf("mkdir -p %s", bin);
+    ck_assert_int_eq(system(mk), 0);
+    gk_autofree char *py = gk_printf("%s/python3", bin);
+    gk_autofree char *vetoed = gk_printf("%s/vetoed", bin);
+    gk_autofree char *link_ = gk_printf("%s/innocent", bin);
+    gk_autofree char *ok = gk_printf("%s/admitted", bin);
+    copy_file("/usr/bin/true", py, 0755);
+    copy_file("/usr/bin/true", vetoed, 0755);
+    copy_file("/usr/bin/true", ok, 0755);
+    ck_assert_int_eq(link(vetoed, link_), 0);
+    gk_autofree char *pol = policy("v.grant", "grant v {\n"
+                                              "    exec {\n"
+                                              "        allow @B/bin/escape-probe @B/opt/;\n"
+                                              "        deny python3 @B/opt/lib/tool/bin/vetoed;\n"
+                                              "    }\n"
+                                              "    fs { read /usr /etc @B/bin @B/opt; write cwd:; }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    gk_autofree char *s1 = gk_printf("run:%s", py), *s2 = gk_printf("ldso:%s", py);
+    gk_autofree char *s3 = gk_printf("run:%s", link_), *s4 = gk_printf("ldso:%s", link_);
+    gk_autofree char *s5 = gk_printf("run:%s", ok), *s6 = gk_printf("ldso:%s", ok);
+    run r = grantrun_as(false, ARGS("-p", pol, "--", probe, s1, s2, s3, s4, s5, s6));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("run=ERR:EACCES", "ldso=EXIT:127", "run=ERR:EACCES", "ldso=EXIT:127",
+                    "run=EXIT:0", "ldso=EXIT:0"));
+    run_free(&r);
+}
+END_TEST
+
 /* grantrun's stderr redirected into a file of the project: the command
  * gets a pipe, so it cannot write a program through the descriptor and
  * map it from the host's (exec) mount. */
@@ -492,6 +531,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_single_file_write_region_is_noexec);
     tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec);
     tcase_add_test(tc, restricted_exec_needs_restricted_fs);
+    tcase_add_test(tc, a_vetoed_program_off_path_or_hard_linked_is_masked);
     tcase_add_test(tc, processes_fails_closed_for_root);
     tcase_add_test(tc, a_file_handed_in_is_relayed);
     tcase_add_test(tc, nothing_written_is_setuid);

@@ -12,6 +12,7 @@
  *      setup touch FILE            an empty file (parents created)
  *      setup exe FILE              an executable regular file (mode 0755)
  *      setup symlink TARGET LINK   symlink(TARGET, LINK) (parents of LINK created)
+ *      setup hardlink FILE LINK    link(FILE, LINK): another name, the same file
  *      setup chmod OCTAL PATH
  *      file NAME                   the lines up to a line "end" are written
  *      ...                         verbatim (with '@' expanded) to @/NAME, so
@@ -312,6 +313,10 @@ static void run_setup(table_run *t, const char *rest)
         mkdir_parent(w.v[2]);
         if (symlink(w.v[1], w.v[2]) != 0)
             TABLE_ERROR(t, "symlink %s %s: %s", w.v[1], w.v[2], strerror(errno));
+    } else if (strcmp(cmd, "hardlink") == 0 && w.n == 3) {
+        mkdir_parent(w.v[2]);
+        if (link(w.v[1], w.v[2]) != 0)
+            TABLE_ERROR(t, "link %s %s: %s", w.v[1], w.v[2], strerror(errno));
     } else if (strcmp(cmd, "chmod") == 0 && w.n == 3) {
         if (chmod(w.v[2], (mode_t)strtoul(w.v[1], NULL, 8)) != 0)
             TABLE_ERROR(t, "chmod %s: %s", w.v[2], strerror(errno));
