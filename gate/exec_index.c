@@ -136,7 +136,9 @@ static int same_cmp(const void *a, const void *b)
 static void add_same(gk_exec_index *ix, const char *file, const gk_entry *e, const gk_layer *f)
 {
     struct stat st;
-    if (!file || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+    /* A file with one link has no other name to be run by: leaving it out
+     * keeps the per-query stat away from every policy without such a veto. */
+    if (!file || stat(file, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2)
         return;
     same_file sf = {st.st_dev, st.st_ino, e, f};
     GK_VEC_PUSH(ix->same, ix->nsame, ix->capsame, sf);
