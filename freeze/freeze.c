@@ -37,6 +37,7 @@
 #define GK_MAX_SYMLINKS 40
 
 #define GK_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+#define GK_WINDOWS_PATH "C:/Windows/System32;C:/Windows"
 
 const char *const gk_xdg_names[GK_XDG_COUNT] = {"config", "data", "cache", "state", "bin"};
 
@@ -66,11 +67,20 @@ static bool is_drive_abs(const char *s)
     return isalpha((unsigned char)s[0]) && s[1] == ':' && (s[2] == '/' || s[2] == '\\');
 }
 
+/* A context value for the windows target: a drive path with no other ':'
+ * (a second one names a stream, or a ':'-separated Unix list). */
+static bool win_drive_path(const char *s)
+{
+    return is_drive_abs(s) && !strchr(s + 2, ':');
+}
+
 /* A drive-letter path (C:/x) is absolute only on the windows target. */
 static bool abs_for_target(grant_target t, const char *s)
 {
     return s[0] == '/' || (t == GRANT_TARGET_WINDOWS && is_drive_abs(s));
 }
+
+static bool valid_pathlist(grant_target t, const char *value);
 
 static void backslashes_to_slashes(char *s)
 {
@@ -84,6 +94,11 @@ static void backslashes_to_slashes(char *s)
 static char *normalize_dir(grant_target t, const char *value)
 {
     if (!value || !gk_utf8_valid(value, strlen(value)) || !abs_for_target(t, value))
+        return NULL;
+    /* A windows context names places on a Windows machine: a drive path,
+     * never this host's /home/u or /tmp (UNC names are refused, as in
+     * policies). */
+    if (t == GRANT_TARGET_WINDOWS && !win_drive_path(value))
         return NULL;
     gk_autofree char *copy = gk_strdup(value);
     if (t == GRANT_TARGET_WINDOWS)
@@ -215,6 +230,69 @@ static void xdg_follow_home(grant_context *ctx)
     }
 }
 
+/* Every value not set by a flag, from this host's environment (HOME or
+ * the passwd entry, getcwd, TMPDIR, the absolute entries of PATH). */
+static void host_defaults(grant_context *ctx)
+{
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_HOME))) {
+        free(ctx->home);
+        ctx->home = normalize_dir(GRANT_TARGET_HOST, getenv("HOME"));
+        char *pw_home = NULL;
+        if (!ctx->home && lookup_passwd(NULL, geteuid(), &pw_home, NULL))
+            ctx->home = normalize_dir(GRANT_TARGET_HOST, pw_home);
+        free(pw_home);
+        if (!ctx->home)
+            ctx->home = gk_strdup("/");
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_CWD))) {
+        /* cwd stays NULL when getcwd fails (a deleted directory): freezing
+         * a cwd: path then asks for --cwd rather than guessing. */
+        free(ctx->cwd);
+        char *cwd = getcwd(NULL, 0);
+        ctx->cwd = normalize_dir(GRANT_TARGET_HOST, cwd);
+        free(cwd);
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_TEMPDIR))) {
+        free(ctx->tempdir);
+        ctx->tempdir = normalize_dir(GRANT_TARGET_HOST, getenv("TMPDIR"));
+        if (!ctx->tempdir)
+            ctx->tempdir = gk_strdup("/tmp");
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_PATH))) {
+        free(ctx->path);
+        const char *env_path = getenv("PATH");
+        if (env_path && gk_utf8_valid(env_path, strlen(env_path)))
+            ctx->path = absolute_path_entries(env_path);
+        else
+            ctx->path = gk_strdup(GK_DEFAULT_PATH);
+    }
+}
+
+/* The windows target describes another machine: nothing of this host
+ * (HOME, getcwd, TMPDIR, PATH) applies. Values not set by a flag are
+ * Windows' own defaults: home C:/Users/USER, tempdir HOME/AppData/Local/Temp
+ * (what %TEMP% is by default), PATH C:/Windows/System32;C:/Windows; the
+ * working directory is unknown (cwd: then asks for --cwd). */
+static void windows_defaults(grant_context *ctx)
+{
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_HOME))) {
+        free(ctx->home);
+        ctx->home = gk_printf("C:/Users/%s", ctx->user);
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_CWD))) {
+        free(ctx->cwd);
+        ctx->cwd = NULL;
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_TEMPDIR))) {
+        free(ctx->tempdir);
+        ctx->tempdir = gk_printf("%s/AppData/Local/Temp", ctx->home);
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_PATH))) {
+        free(ctx->path);
+        ctx->path = gk_strdup(GK_WINDOWS_PATH);
+    }
+}
+
 int grant_context_new(grant_context **out)
 {
     if (!out)
@@ -223,15 +301,8 @@ int grant_context_new(grant_context **out)
     ctx->target = GRANT_TARGET_HOST;
     ctx->implicit = true;
 
-    char *pw_home = NULL, *pw_user = NULL;
-    bool have_pw = lookup_passwd(NULL, geteuid(), &pw_home, &pw_user);
-
-    ctx->home = normalize_dir(GRANT_TARGET_HOST, getenv("HOME"));
-    if (!ctx->home && have_pw)
-        ctx->home = normalize_dir(GRANT_TARGET_HOST, pw_home);
-    if (!ctx->home)
-        ctx->home = gk_strdup("/");
-
+    char *pw_user = NULL;
+    bool have_pw = lookup_passwd(NULL, geteuid(), NULL, &pw_user);
     const char *env_user = getenv("USER");
     if (valid_user(env_user))
         ctx->user = gk_strdup(env_user);
@@ -239,24 +310,8 @@ int grant_context_new(grant_context **out)
         ctx->user = gk_strdup(pw_user);
     else /* a uid without a passwd entry (containers): name it by number */
         ctx->user = gk_printf("%u", (unsigned)geteuid());
-    free(pw_home);
     free(pw_user);
-
-    /* cwd stays NULL when getcwd fails (a deleted directory): freezing a
-     * cwd: path then asks for --cwd rather than guessing. */
-    char *cwd = getcwd(NULL, 0);
-    ctx->cwd = normalize_dir(GRANT_TARGET_HOST, cwd);
-    free(cwd);
-
-    ctx->tempdir = normalize_dir(GRANT_TARGET_HOST, getenv("TMPDIR"));
-    if (!ctx->tempdir)
-        ctx->tempdir = gk_strdup("/tmp");
-
-    const char *env_path = getenv("PATH");
-    if (env_path && gk_utf8_valid(env_path, strlen(env_path)))
-        ctx->path = absolute_path_entries(env_path);
-    else
-        ctx->path = gk_strdup(GK_DEFAULT_PATH);
+    host_defaults(ctx);
 
     for (int i = 0; i < GK_XDG_COUNT; i++) {
         /* XDG Base Directory spec: a relative value is invalid, ignore it. */
@@ -308,19 +363,29 @@ int grant_context_set_target(grant_context *ctx, grant_target target)
 {
     if (!ctx || target < GRANT_TARGET_HOST || target > GRANT_TARGET_WINDOWS)
         return -EINVAL;
-    /* Drive-letter values are absolute only for windows: leaving windows
-     * with one set would leave a relative home. */
-    if (target != GRANT_TARGET_WINDOWS) {
-        const char *dirs[] = {ctx->home, ctx->cwd, ctx->tempdir};
-        for (size_t i = 0; i < 3; i++)
-            if (dirs[i] && dirs[i][0] != '/')
-                return -EINVAL;
-        for (int i = 0; i < GK_XDG_COUNT; i++)
-            if (ctx->xdg[i] && ctx->xdg[i][0] != '/')
-                return -EINVAL;
-    }
+    /* A value set by a flag must be absolute on the new target: a drive
+     * path only for windows, and for windows only a drive path. Defaults
+     * are replaced by the target's own (windows_defaults, host_defaults). */
+    bool win = target == GRANT_TARGET_WINDOWS, was_win = ctx->target == GRANT_TARGET_WINDOWS;
+    static const grant_ctx_key dir_keys[] = {GRANT_CTX_HOME, GRANT_CTX_CWD, GRANT_CTX_TEMPDIR};
+    const char *dirs[] = {ctx->home, ctx->cwd, ctx->tempdir};
+    for (size_t i = 0; i < 3; i++)
+        if ((ctx->explicit_mask & GK_CTX_BIT(dir_keys[i])) && dirs[i] &&
+            (win ? !win_drive_path(dirs[i]) : dirs[i][0] != '/'))
+            return -EINVAL;
+    for (int i = 0; i < GK_XDG_COUNT; i++)
+        if ((ctx->explicit_mask & GK_CTX_BIT_XDG(i)) && ctx->xdg[i] &&
+            (win ? !win_drive_path(ctx->xdg[i]) : ctx->xdg[i][0] != '/'))
+            return -EINVAL;
+    if ((ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_PATH)) && ctx->path &&
+        !valid_pathlist(target, ctx->path))
+        return -EINVAL;
     ctx->target = target;
     ctx->explicit_mask |= GK_CTX_BIT_TARGET;
+    if (win)
+        windows_defaults(ctx);
+    else if (was_win)
+        host_defaults(ctx);
     /* A profile for another host must not inherit this host's XDG_*_HOME:
      * offline, xdg values come from --xdg or follow the home. */
     if (target != GRANT_TARGET_HOST) {
@@ -343,7 +408,7 @@ static bool valid_pathlist(grant_target t, const char *value)
         const char *end = strchr(p, sep);
         size_t n = end ? (size_t)(end - p) : strlen(p);
         gk_autofree char *entry = gk_strndup(p, n);
-        if (!abs_for_target(t, entry))
+        if (!abs_for_target(t, entry) || (t == GRANT_TARGET_WINDOWS && !win_drive_path(entry)))
             return false;
         if (!end)
             return true;
@@ -384,8 +449,17 @@ int grant_context_set(grant_context *ctx, grant_ctx_key key, const char *value)
     free(*slot);
     *slot = v;
     ctx->explicit_mask |= GK_CTX_BIT(key);
-    if (key == GRANT_CTX_HOME)
+    /* On windows the default home is C:/Users/USER: it follows the user. */
+    if (key == GRANT_CTX_USER && ctx->target == GRANT_TARGET_WINDOWS)
+        windows_defaults(ctx);
+    if (key == GRANT_CTX_HOME || key == GRANT_CTX_USER) {
+        if (key == GRANT_CTX_HOME && ctx->target == GRANT_TARGET_WINDOWS &&
+            !(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_TEMPDIR))) {
+            free(ctx->tempdir);
+            ctx->tempdir = gk_printf("%s/AppData/Local/Temp", ctx->home);
+        }
         xdg_follow_home(ctx);
+    }
     return 0;
 }
 
