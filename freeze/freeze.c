@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <locale.h>
+#include <wctype.h>
 
 #ifndef GK_POLICY_DIR
 #define GK_POLICY_DIR "/usr/local/share/grantkit/policies"
@@ -760,6 +762,81 @@ void gk_freeze_cache_set(gk_resolve_cache *cache)
  * one macOS ships; it is applied without looking at the local disk. */
 static const char *const macos_aliases[] = {"/tmp", "/var", "/etc"};
 
+/* NTFS compares names after mapping each UTF-16 unit through its upcase
+ * table (simple, one-to-one uppercase mapping). Two names are the same
+ * file iff their upper-cased forms are equal, so the folded form is the
+ * upper-cased one with ASCII then lowered again: ASCII-only paths keep the
+ * lower-case spelling grantkit has always written, and no two names that
+ * NTFS tells apart fold alike (no uppercase letter is lower-case ASCII).
+ * Non-ASCII letters of the Basic Multilingual Plane are mapped with
+ * towupper_l in C.UTF-8 (Unicode's simple mapping; Windows' table is older,
+ * so a recent letter may differ); without that locale only ASCII folds.
+ * Characters outside the BMP never change case (NTFS maps per unit). */
+static uint32_t fold_cp(uint32_t cp, locale_t loc)
+{
+    if (cp >= 0x80 && cp < 0x10000 && loc != (locale_t)0) {
+        wint_t m = towupper_l((wint_t)cp, loc);
+        if (m < 0x10000 && (m < 0xD800 || m > 0xDFFF))
+            cp = (uint32_t)m;
+    }
+    if (cp >= 'A' && cp <= 'Z')
+        cp += 'a' - 'A';
+    return cp;
+}
+
+static void put_utf8(gk_buf *b, uint32_t cp)
+{
+    char u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (char)cp, n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xC0 | (cp >> 6)), u[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xE0 | (cp >> 12)), u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
+    } else {
+        u[0] = (char)(0xF0 | (cp >> 18)), u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), u[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
+    }
+    gk_buf_add(b, u, n);
+}
+
+char *gk_win_fold(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t len = strlen(s);
+    bool ascii = true;
+    for (size_t i = 0; i < len && ascii; i++)
+        ascii = (unsigned char)s[i] < 0x80;
+    if (ascii || !gk_utf8_valid(s, len)) {
+        char *r = gk_strdup(s);
+        for (char *p = r; *p; p++)
+            if (*p == '\\')
+                *p = '/';
+            else if (*p >= 'A' && *p <= 'Z')
+                *p = (char)(*p - 'A' + 'a');
+        return r;
+    }
+    locale_t loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    gk_buf b = {0};
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        uint32_t cp = *p;
+        size_t need = cp < 0x80 ? 0 : cp < 0xE0 ? 1 : cp < 0xF0 ? 2 : 3;
+        if (need)
+            cp &= need == 1 ? 0x1F : need == 2 ? 0x0F : 0x07;
+        for (size_t i = 1; i <= need; i++)
+            cp = (cp << 6) | (p[i] & 0x3F);
+        p += need + 1;
+        put_utf8(&b, cp == '\\' ? '/' : fold_cp(cp, loc));
+    }
+    if (loc != (locale_t)0)
+        freelocale(loc);
+    return gk_buf_steal(&b, NULL);
+}
+
 char *gk_canonicalize(const grant_context *ctx, const char *lexical)
 {
     if (!lexical)
@@ -776,18 +853,10 @@ char *gk_canonicalize(const grant_context *ctx, const char *lexical)
             if (gk_path_within(lexical, macos_aliases[i]))
                 return gk_printf("/private%s", lexical);
         return gk_strdup(lexical);
-    case GRANT_TARGET_WINDOWS: {
-        /* NTFS names are case-insensitive (ASCII folding covers drive
-         * letters and the usual names; full Unicode folding is NTFS's
-         * upcase table, which we do not carry), and '\' separates like '/'.
-         * `real` is this folded form, so matching on it is case-blind. */
-        char *r = gk_strdup(lexical);
-        backslashes_to_slashes(r);
-        for (char *p = r; *p; p++)
-            if (*p >= 'A' && *p <= 'Z')
-                *p = (char)(*p - 'A' + 'a');
-        return r;
-    }
+    case GRANT_TARGET_WINDOWS:
+        /* '\' separates like '/'; `real` is the NTFS-folded form
+         * (gk_win_fold), so matching on it is case-blind. */
+        return gk_win_fold(lexical);
     case GRANT_TARGET_LINUX:
     default:
         return gk_strdup(lexical);
@@ -833,6 +902,9 @@ static void unknown_sigil(grant_diags *diags, gk_loc loc, const grant_context *c
         hint = gk_strdup("xdg: names one of xdg:config, xdg:data, xdg:cache, xdg:state, xdg:bin");
     else if (strlen(sigil) == 2 && isalpha((unsigned char)sigil[0]) && ctx->target != GRANT_TARGET_WINDOWS)
         hint = gk_strdup("a drive letter is absolute only with --target windows");
+    else if (strlen(sigil) == 2 && isalpha((unsigned char)sigil[0]))
+        hint = gk_printf("write '%s/...': without a separator after the drive, a path is "
+                         "relative to that drive's working directory", sigil);
     else
         hint = gk_strdup("paths start with /, ~, cwd:, tempdir: or xdg:NAME");
     gk_diag_add(diags, GK_ERROR, loc, hint, "unknown sigil '%s'", sigil);
@@ -967,6 +1039,15 @@ int gk_freeze_lexical(const grant_context *ctx, const char *text, gk_loc loc, gr
             gk_diag_add(diags, GK_ERROR, loc, "name the share through a drive letter",
                         "UNC path '%s' is not supported", text);
             return -1;
+        }
+        /* \x is on the current drive: the working directory's (C: when
+         * it is unknown), as the gate reads a query \x. Frozen with its
+         * drive so the ACL plan names one place whatever drive applies it. */
+        if (word[0] == '/') {
+            char drive = ctx->cwd && is_drive_abs(ctx->cwd) ? ctx->cwd[0] : 'C';
+            char *d = gk_printf("%c:%s", drive, word);
+            free(word);
+            word = d;
         }
     }
 

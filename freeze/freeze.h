@@ -98,6 +98,11 @@ GK_HIDDEN bool gk_resolve_cache_may_exist(gk_resolve_cache *cache, const char *d
  * directories is frozen against one moment's view of the host. */
 GK_HIDDEN void gk_freeze_cache_set(gk_resolve_cache *cache);
 
+/* The windows target's canonical form of a name or path: '\' is '/', and
+ * case folded as NTFS compares (see freeze.c; ASCII always, non-ASCII
+ * BMP letters by Unicode's simple uppercase mapping). Caller frees. */
+GK_HIDDEN char *gk_win_fold(const char *s);
+
 /* Step 3 on its own, for a lexically normal absolute path. */
 GK_HIDDEN char *gk_canonicalize(const grant_context *ctx, const char *lexical);
 

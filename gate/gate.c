@@ -198,11 +198,12 @@ static masks lookup(const gk_gate_index *ix, const char *p, const slot **slots, 
     if (!ix->nslots)
         return (masks){.ok = true};
     uint64_t h = GK_FNV_BASIS;
-    size_t depth = 0;
+    size_t depth = 0, root = gk_path_root_len(p) == 3 ? 3 : 1; /* "/" or "c:/" */
     for (size_t i = 0; p[i]; i++) {
         h = gk_fnv_step(h, (unsigned char)p[i]);
-        if (i == 0 || p[i + 1] == '/' || p[i + 1] == '\0') {
-            if (p[i] == '/' && i > 0)
+        bool at_root = i + 1 == root;
+        if (at_root || p[i + 1] == '/' || p[i + 1] == '\0') {
+            if (!at_root && (i + 1 < root || (p[i] == '/' && i > 0)))
                 continue; /* a trailing '/' names the same prefix */
             if (++depth > GK_MAX_DEPTH)
                 return (masks){0};
@@ -607,12 +608,35 @@ static char *lex_clamped_in(const grant_context *ctx, const char *abs)
     return gk_buf_steal(&b, NULL);
 }
 
+/* A windows query as Win32 would open it: '\' is '/'; \\?\C:\x and
+ * \\.\C:\x are C:/x; a rooted path without a drive (\x) is on the drive
+ * of cwd. UNC names (\\server\share) are left as they are: no policy can
+ * name one, so they are inside no region. */
+static char *win_spelling(const char *path, const char *cwd)
+{
+    char *s = gk_strdup(path);
+    for (char *c = s; *c; c++)
+        if (*c == '\\')
+            *c = '/';
+    if ((gk_has_prefix(s, "//?/") || gk_has_prefix(s, "//./")) && gk_path_root_len(s + 4) == 3) {
+        memmove(s, s + 4, strlen(s + 4) + 1);
+    } else if (s[0] == '/' && s[1] != '/' && gk_path_root_len(cwd) == 3) {
+        char *d = gk_printf("%.2s%s", cwd, s);
+        free(s);
+        s = d;
+    }
+    return s;
+}
+
 char *gk_resolve_query(const grant_context *ctx, const char *path, const char *cwd)
 {
     if (!path || !*path)
         return NULL;
     if (!cwd)
-        cwd = ctx->cwd ? ctx->cwd : "/";
+        cwd = ctx->cwd ? ctx->cwd : ctx->target == GRANT_TARGET_WINDOWS ? "C:/" : "/";
+    gk_autofree char *win = ctx->target == GRANT_TARGET_WINDOWS ? win_spelling(path, cwd) : NULL;
+    if (win)
+        path = win;
     gk_autofree char *abs = is_absolute(ctx, path) ? gk_strdup(path) : gk_path_join(cwd, path);
     if (ctx->target == GRANT_TARGET_HOST)
         return gk_resolve_host(abs);

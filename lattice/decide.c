@@ -42,7 +42,7 @@ static void why_set(gk_why *w, const char *origin, char *rule, char *identity)
 static const gk_region *region_holding(const gk_regions *r, const char *p, bool both)
 {
     long best = -1;
-    size_t best_len = 0, len = strlen(p);
+    size_t best_len = 0, len = strlen(p), root = gk_path_root_len(p) == 3 ? 3 : 1;
     for (;;) {
         size_t l = len == 0 ? 1 : len;
         long i = gk_regions_first_real(r, p, l);
@@ -51,11 +51,11 @@ static const gk_region *region_holding(const gk_regions *r, const char *p, bool 
             best_len = l;
             break;
         }
-        if (len <= 1)
+        if (len <= root)
             break;
         while (len > 0 && p[len - 1] != '/')
             len--;
-        if (len > 1)
+        if (len > root)
             len--;
     }
     if (both && r->aliased)
@@ -152,16 +152,17 @@ bool gk_decide_fs(const gk_stack *s, grant_op op, const char *p)
  * ancestor of p is looked up rather than every dir scanned), or NULL. */
 static const gk_entry *dir_holding(const gk_entries *dirs, const char *p)
 {
-    if (!dirs->n || p[0] != '/')
+    size_t root = gk_path_root_len(p); /* "/" or a drive root "C:/" */
+    if (!dirs->n || !root)
         return NULL;
     size_t len = strlen(p);
     char buf[4096];
     if (len < sizeof(buf)) {
         memcpy(buf, p, len + 1);
-        while (len > 1) {
+        while (len > root) {
             while (len > 0 && buf[len - 1] != '/')
                 len--;
-            if (len > 1)
+            if (len > root)
                 len--; /* the separator, except for the root */
             buf[len == 0 ? 1 : len] = '\0';
             const gk_entry *e = gk_entries_find(dirs, buf);

@@ -163,16 +163,17 @@ bool gk_regions_contain(const gk_regions *r, const char *p, bool both_spellings)
 {
     if (!r->n)
         return false;
-    /* Every prefix of p ending at a component boundary, p itself first. */
-    size_t len = strlen(p);
+    /* Every prefix of p ending at a component boundary, p itself first.
+     * The root is "/" or a drive root "C:/", which keeps its '/'. */
+    size_t len = strlen(p), root = gk_path_root_len(p) == 3 ? 3 : 1;
     for (;;) {
         if (gk_regions_first_real(r, p, len == 0 ? 1 : len) >= 0)
             return true;
-        if (len <= 1)
+        if (len <= root)
             break;
         while (len > 0 && p[len - 1] != '/')
             len--;
-        if (len > 1)
+        if (len > root)
             len--; /* drop the '/' too, except for the root */
     }
     if (both_spellings && r->aliased)

@@ -144,7 +144,9 @@ static const freeze_case cases[] = {
     /* windows: backslashes, drive letters, case */
     OK("C:\\Users\\U\\Docs", WINDOWS, "", "C:/Users/U/Docs", "c:/users/u/docs"),
     OK("C:\\Users\\U\\..\\V\\", WINDOWS, "", "C:/Users/V", "c:/users/v"),
-    OK("/Program Files/X", WINDOWS, "", "/Program Files/X", "/program files/x"),
+    /* A rooted path is on the drive of cwd (C:/w here, D:/w below). */
+    OK("/Program Files/X", WINDOWS, "", "C:/Program Files/X", "c:/program files/x"),
+    OK("\\Data\\x", WINDOWS, "cwd=D:/w", "D:/Data/x", "d:/data/x"),
     OK("d:/Data", WINDOWS, "", "d:/Data", "d:/data"),
     ERR("\\\\srv\\share\\x", WINDOWS, "", "UNC path '\\\\srv\\share\\x' is not supported",
         "name the share through a drive letter"),
