@@ -655,9 +655,12 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
                          gk_resolve_cache *cache)
 {
     *walked = *canonical = NULL;
-    bool host = ctx->target == GRANT_TARGET_HOST;
+    bool host = ctx->target == GRANT_TARGET_HOST, win = ctx->target == GRANT_TARGET_WINDOWS;
     if (!cwd)
-        cwd = ctx->cwd ? ctx->cwd : "/";
+        cwd = ctx->cwd ? ctx->cwd : win ? "C:/" : "/";
+    gk_autofree char *win_head = win ? win_spelling(head, cwd) : NULL;
+    if (win_head)
+        head = win_head;
     if (strchr(head, '/')) {
         gk_autofree char *abs = is_absolute(ctx, head) ? gk_strdup(head) : gk_path_join(cwd, head);
         *walked = lex_clamped_in(ctx, abs);
@@ -673,7 +676,10 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
              * working directory part of PATH. */
             if (n && is_absolute(ctx, d)) {
                 gk_autofree char *dir = gk_strndup(d, n);
-                char *cand = gk_path_join(dir, head);
+                /* CreateProcess appends .exe to a bare name without an
+                 * extension: `cmd` runs C:/Windows/System32/cmd.exe. */
+                char *cand = win && !strchr(head, '.') ? gk_printf("%s/%s.exe", dir, head)
+                                                       : gk_path_join(dir, head);
                 struct stat st;
                 /* Offline, nothing can be looked at: the first entry is
                  * where the name would be found. */
@@ -702,7 +708,83 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
 
 /* ---- exec ------------------------------------------------------------------ */
 
+/* ---- windows: identities folded as NTFS compares ------------------------- */
+
+/* The executable extensions of Windows' default PATHEXT: a shell runs
+ * `cmd` as cmd.com, cmd.exe, ..., whichever it finds first. */
+static const char *const win_pathext[] = {".com", ".exe", ".bat", ".cmd", ".vbs", ".vbe",
+                                          ".js",  ".jse", ".wsf", ".wsh", ".msc"};
+
+typedef struct win_query {
+    grant_exec_query q;
+    char *own[3];
+    char *stem; /* the folded basename without its PATHEXT extension, or NULL */
+} win_query;
+
+/* The query with every identity '\'-converted and folded (the layers keep
+ * their exec keys folded alike), for the windows target. */
+static void win_query_init(win_query *w, const grant_exec_query *q)
+{
+    memset(w, 0, sizeof(*w));
+    w->q = *q;
+    const char *ids[3] = {q->spelling, q->walked, q->canonical};
+    for (int k = 0; k < 3; k++)
+        w->own[k] = ids[k] ? gk_win_fold(ids[k]) : NULL;
+    w->q.spelling = w->own[0];
+    w->q.walked = w->own[1];
+    w->q.canonical = w->own[2];
+    for (int k = 0; k < 3 && !w->stem; k++) {
+        const char *base = w->own[k] ? gk_basename(w->own[k]) : NULL;
+        const char *dot = base ? strrchr(base, '.') : NULL;
+        for (size_t i = 0; dot && dot != base && i < sizeof(win_pathext) / sizeof(*win_pathext);
+             i++)
+            if (strcmp(dot, win_pathext[i]) == 0)
+                w->stem = gk_strndup(base, (size_t)(dot - base));
+    }
+}
+
+static void win_query_free(win_query *w)
+{
+    for (int k = 0; k < 3; k++)
+        free(w->own[k]);
+    free(w->stem);
+}
+
+/* `deny cmd` names the program cmd.exe (or cmd.bat ...) on Windows: the
+ * stem of a head with a PATHEXT extension is asked about as a bare name
+ * too, for vetoes only (admission stays with the spellings). */
+static bool win_stem_vetoed(const grant_policy *p, const win_query *w, grant_verdict *v)
+{
+    if (!w->stem)
+        return false;
+    grant_exec_query sq = {w->stem, NULL, NULL, w->q.argv1};
+    for (size_t i = 0; i < p->stack.n; i++)
+        if (gk_layer_vetoes(p->stack.v[i], &sq)) {
+            if (v) {
+                gk_why why = {0};
+                gk_layer_decide_exec_why(p->stack.v[i], &sq, &why);
+                verdict_from_why(v, GRANT_DENIED, p->stack.v[i], &why);
+                gk_why_clear(&why);
+            }
+            return true;
+        }
+    return false;
+}
+
+static grant_answer gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v);
+
 grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
+{
+    if (p->ctx->target != GRANT_TARGET_WINDOWS)
+        return gate_exec(p, q, v);
+    win_query w;
+    win_query_init(&w, q);
+    grant_answer a = win_stem_vetoed(p, &w, v) ? GRANT_DENIED : gate_exec(p, &w.q, v);
+    win_query_free(&w);
+    return a;
+}
+
+static grant_answer gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
 {
     if (!v) {
         int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ARGV1);
@@ -746,7 +828,20 @@ grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, gran
     return GRANT_ALLOWED;
 }
 
+static bool gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q);
+
 bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
+{
+    if (p->ctx->target != GRANT_TARGET_WINDOWS)
+        return gate_exec_vetoed(p, q);
+    win_query w;
+    win_query_init(&w, q);
+    bool vetoed = win_stem_vetoed(p, &w, NULL) || gate_exec_vetoed(p, &w.q);
+    win_query_free(&w);
+    return vetoed;
+}
+
+static bool gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
 {
     int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_VETO);
     if (fast >= 0)
@@ -757,7 +852,20 @@ bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
     return false;
 }
 
+static grant_answer gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q);
+
 grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q)
+{
+    if (p->ctx->target != GRANT_TARGET_WINDOWS)
+        return gate_exec_some_argv1(p, q);
+    win_query w;
+    win_query_init(&w, q);
+    grant_answer a = win_stem_vetoed(p, &w, NULL) ? GRANT_DENIED : gate_exec_some_argv1(p, &w.q);
+    win_query_free(&w);
+    return a;
+}
+
+static grant_answer gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q)
 {
     int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ANY_ARGV1);
     if (fast >= 0)

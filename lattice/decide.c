@@ -248,7 +248,7 @@ static void admits_naming(const gk_exec_dim *x, const char *id, const gk_admit *
 {
     hits[0] = gk_admits_find(&x->names, id);
     hits[1] = gk_admits_find(&x->names, gk_basename(id));
-    hits[2] = id[0] == '/' ? gk_admits_find(&x->files, id) : NULL;
+    hits[2] = gk_path_root_len(id) ? gk_admits_find(&x->files, id) : NULL; /* / or C:/ */
 }
 
 bool gk_admits_share_argv1(const gk_admit *const *binds, size_t n)
@@ -315,7 +315,7 @@ static bool admitted(const gk_exec_dim *x, const grant_exec_query *q, gk_why *wh
             why_set(why, a->origin, admit_rule(a), identity_text(0, s, false));
         return true;
     }
-    if (s[0] == '/' && (a = gk_admits_find(&x->files, s))) {
+    if (gk_path_root_len(s) && (a = gk_admits_find(&x->files, s))) {
         if (why)
             why_set(why, a->origin, admit_rule(a), identity_text(0, s, false));
         return true;
