@@ -608,6 +608,41 @@ static char *lex_clamped_in(const grant_context *ctx, const char *abs)
     return gk_buf_steal(&b, NULL);
 }
 
+/* Win32 drops the trailing dots and spaces of a component (secret. is
+ * secret) and reads NAME:stream as a stream of NAME: each component is
+ * cut so, or "cmd.exe." and "key.pem::$DATA" would miss their rules. A
+ * component left empty ("...") is dropped. Takes s. */
+static char *win_components(char *s)
+{
+    gk_buf b = {0};
+    size_t root = gk_path_root_len(s);
+    gk_buf_add(&b, s, root);
+    const char *p = s + root;
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        size_t k = n;
+        const char *colon = memchr(p, ':', n);
+        if (colon)
+            k = (size_t)(colon - p);
+        bool dots = (k == 1 && p[0] == '.') || (k == 2 && p[0] == '.' && p[1] == '.');
+        while (!dots && k > 0 && (p[k - 1] == '.' || p[k - 1] == ' '))
+            k--;
+        if (k) {
+            if (b.len > root)
+                gk_buf_putc(&b, '/');
+            gk_buf_add(&b, p, k);
+        }
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    if (!b.data)
+        gk_buf_puts(&b, "");
+    free(s);
+    return gk_buf_steal(&b, NULL);
+}
+
 /* A windows query as Win32 would open it: '\' is '/'; \\?\C:\x and
  * \\.\C:\x are C:/x; a rooted path without a drive (\x) is on the drive
  * of cwd. UNC names (\\server\share) are left as they are: no policy can
@@ -625,7 +660,7 @@ static char *win_spelling(const char *path, const char *cwd)
         free(s);
         s = d;
     }
-    return s;
+    return win_components(s);
 }
 
 char *gk_resolve_query(const grant_context *ctx, const char *path, const char *cwd)
