@@ -562,6 +562,13 @@ static bool is_absolute(const grant_context *ctx, const char *p)
     return p[0] == '/' || is_drive_path(ctx, p);
 }
 
+/* A query's working directory: absolute, and on windows a drive path (a
+ * rooted query is taken on its drive). */
+static bool valid_cwd(const grant_context *ctx, const char *cwd)
+{
+    return ctx->target == GRANT_TARGET_WINDOWS ? is_drive_path(ctx, cwd) : is_absolute(ctx, cwd);
+}
+
 /* Lexical normalisation for a query: like the kernel, '..' at the root
  * stays at the root (a policy author's '..' above '/' is an error; a
  * query's is not). A drive prefix is kept in front of the root. */
@@ -976,7 +983,7 @@ int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const c
                    grant_verdict **out)
 {
     if (!p || !path || !*path || (op != GRANT_OP_READ && op != GRANT_OP_WRITE) ||
-        (cwd && !is_absolute(p->ctx, cwd)))
+        (cwd && !valid_cwd(p->ctx, cwd)))
         return -EINVAL;
     int rc = new_verdict(out);
     if (rc < 0)
@@ -1006,7 +1013,7 @@ int grant_check_exec_query(const grant_policy *p, const grant_exec_query *q, gra
 int grant_check_exec(const grant_policy *p, const char *const *argv, size_t argc,
                      const char *path_env, const char *cwd, grant_verdict **out)
 {
-    if (!p || !argv || !argv[0] || !*argv[0] || (cwd && !is_absolute(p->ctx, cwd)))
+    if (!p || !argv || !argv[0] || !*argv[0] || (cwd && !valid_cwd(p->ctx, cwd)))
         return -EINVAL;
     if (argc == 0)
         while (argv[argc])
