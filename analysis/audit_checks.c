@@ -271,7 +271,9 @@ static bool has_entry_beneath(const gk_strvec *prefixes, const char *p)
 {
     if (strcmp(p, "/") == 0)
         return prefixes->n > 0;
-    gk_autofree char *lo = gk_printf("%s/", p);
+    /* A drive root "d:/" ends in its '/' already. */
+    bool drive_root = gk_path_root_len(p) == 3 && !p[3];
+    gk_autofree char *lo = drive_root ? gk_strdup(p) : gk_printf("%s/", p);
     size_t l = 0, h = prefixes->n;
     while (l < h) {
         size_t mid = l + (h - l) / 2;

@@ -54,10 +54,18 @@ static int parse_target(const char *s, grant_target *out)
     return -EINVAL;
 }
 
+/* Set by apply_target, which runs before every other CTX option: a windows
+ * context takes drive paths only, and the messages say so. */
+static bool target_windows;
+
 static int set_dir(grant_context *ctx, grant_ctx_key key, const char *flag, const char *value)
 {
     if (grant_context_set(ctx, key, value) < 0) {
-        cli_error("%s: '%s' is not an absolute path", flag, value);
+        if (target_windows)
+            cli_error("%s: '%s' is not a drive path (C:/...), which --target windows needs",
+                      flag, value);
+        else
+            cli_error("%s: '%s' is not an absolute path", flag, value);
         return -1;
     }
     return 0;
@@ -82,7 +90,10 @@ static int set_xdg(grant_context *ctx, const char *arg)
         cli_error("--xdg: unknown name '%s' (expected config, data, cache, state or bin)", name);
         rc = -1;
     } else if (grant_context_set_xdg(ctx, name, eq + 1) < 0) {
-        cli_error("--xdg: '%s' is not an absolute path", eq + 1);
+        cli_error(target_windows ? "--xdg: '%s' is not a drive path (C:/...), which --target "
+                                   "windows needs"
+                                 : "--xdg: '%s' is not an absolute path",
+                  eq + 1);
         rc = -1;
     }
     free(name);
@@ -110,7 +121,11 @@ int cli_ctx_option(grant_context *ctx, int opt, const char *arg)
         return 0;
     case OPT_PATH:
         if (grant_context_set(ctx, GRANT_CTX_PATH, arg) < 0) {
-            cli_error("--path: '%s' is not a ':'-separated list of absolute directories", arg);
+            if (target_windows)
+                cli_error("--path: '%s' is not a ';'-separated list of drive paths (C:/...), "
+                          "which --target windows needs", arg);
+            else
+                cli_error("--path: '%s' is not a ':'-separated list of absolute directories", arg);
             return -1;
         }
         return 0;
@@ -150,6 +165,7 @@ static int apply_target(grant_context *ctx, int argc, char **argv)
         cli_error("--target: unknown target '%s' (expected host, linux, macos or windows)", value);
         return -1;
     }
+    target_windows = t == GRANT_TARGET_WINDOWS;
     int rc = grant_context_set_target(ctx, t);
     if (rc < 0) {
         cli_error("--target %s: %s", value, strerror(-rc));

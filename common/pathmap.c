@@ -118,8 +118,10 @@ void gk_path_prefixes_of(const char *p, gk_path_prefixes *out)
     out->n = 0;
     uint64_t h = GK_FNV_BASIS;
     size_t k = 0;
+    /* The root is "/" (length 1) or a drive root "C:/" (length 3). */
+    size_t root = gk_path_root_len(p) == 3 ? 3 : 1;
     for (; p[k]; k++) {
-        if (k == 1 || (k > 1 && p[k] == '/'))
+        if (k == root || (k > root && p[k] == '/'))
             prefix_push(out, &cap, k, h);
         h = gk_fnv_step(h, (unsigned char)p[k]);
     }

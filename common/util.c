@@ -107,11 +107,26 @@ int gk_cmp_strp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+size_t gk_path_root_len(const char *p)
+{
+    if (p[0] == '/')
+        return 1;
+    /* Only the windows target freezes drive paths; elsewhere every
+     * absolute path starts with '/', so this never changes their answers. */
+    if (((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
+        p[2] == '/')
+        return 3;
+    return 0;
+}
+
 bool gk_path_within(const char *p, const char *q)
 {
     size_t n = strlen(q);
     if (n == 1 && q[0] == '/')
         return p[0] == '/';
+    /* A drive root "C:/" holds everything on its drive, as "/" does. */
+    if (n == 3 && gk_path_root_len(q) == 3)
+        return strncmp(p, q, 3) == 0;
     if (strncmp(p, q, n) != 0)
         return false;
     return p[n] == '\0' || p[n] == '/';
@@ -130,6 +145,8 @@ char *gk_path_parent(const char *p)
         return NULL;
     if (s == p)
         return gk_strdup("/");
+    if (gk_path_root_len(p) == 3 && s == p + 2) /* "C:/x" -> "C:/"; "C:/" has none */
+        return p[3] ? gk_strndup(p, 3) : NULL;
     return gk_strndup(p, (size_t)(s - p));
 }
 

@@ -61,7 +61,11 @@ GK_HIDDEN int gk_strcmp_bytes(const char *a, const char *b);
 GK_HIDDEN int gk_cmp_strp(const void *a, const void *b);
 
 /* Path helpers on absolute, lexically normal paths. */
-/* true iff p == q or p starts with q followed by '/' (q == "/" contains all). */
+/* Length of p's root: 1 for "/", 3 for a drive root "C:/" (the windows
+ * target's spelling), 0 for a relative path. */
+GK_HIDDEN size_t gk_path_root_len(const char *p);
+/* true iff p == q or p starts with q followed by '/' (q == "/" contains all,
+ * a drive root "C:/" all of its drive). */
 GK_HIDDEN bool gk_path_within(const char *p, const char *q);
 GK_HIDDEN const char *gk_basename(const char *p); /* pointer into p */
 /* Parent of an absolute path ("/" for "/a", NULL for "/"). Caller frees. */

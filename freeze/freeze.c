@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <locale.h>
+#include <wctype.h>
 
 #ifndef GK_POLICY_DIR
 #define GK_POLICY_DIR "/usr/local/share/grantkit/policies"
@@ -37,6 +39,7 @@
 #define GK_MAX_SYMLINKS 40
 
 #define GK_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+#define GK_WINDOWS_PATH "C:/Windows/System32;C:/Windows"
 
 const char *const gk_xdg_names[GK_XDG_COUNT] = {"config", "data", "cache", "state", "bin"};
 
@@ -66,11 +69,20 @@ static bool is_drive_abs(const char *s)
     return isalpha((unsigned char)s[0]) && s[1] == ':' && (s[2] == '/' || s[2] == '\\');
 }
 
+/* A context value for the windows target: a drive path with no other ':'
+ * (a second one names a stream, or a ':'-separated Unix list). */
+static bool win_drive_path(const char *s)
+{
+    return is_drive_abs(s) && !strchr(s + 2, ':');
+}
+
 /* A drive-letter path (C:/x) is absolute only on the windows target. */
 static bool abs_for_target(grant_target t, const char *s)
 {
     return s[0] == '/' || (t == GRANT_TARGET_WINDOWS && is_drive_abs(s));
 }
+
+static bool valid_pathlist(grant_target t, const char *value);
 
 static void backslashes_to_slashes(char *s)
 {
@@ -84,6 +96,11 @@ static void backslashes_to_slashes(char *s)
 static char *normalize_dir(grant_target t, const char *value)
 {
     if (!value || !gk_utf8_valid(value, strlen(value)) || !abs_for_target(t, value))
+        return NULL;
+    /* A windows context names places on a Windows machine: a drive path,
+     * never this host's /home/u or /tmp (UNC names are refused, as in
+     * policies). */
+    if (t == GRANT_TARGET_WINDOWS && !win_drive_path(value))
         return NULL;
     gk_autofree char *copy = gk_strdup(value);
     if (t == GRANT_TARGET_WINDOWS)
@@ -215,6 +232,69 @@ static void xdg_follow_home(grant_context *ctx)
     }
 }
 
+/* Every value not set by a flag, from this host's environment (HOME or
+ * the passwd entry, getcwd, TMPDIR, the absolute entries of PATH). */
+static void host_defaults(grant_context *ctx)
+{
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_HOME))) {
+        free(ctx->home);
+        ctx->home = normalize_dir(GRANT_TARGET_HOST, getenv("HOME"));
+        char *pw_home = NULL;
+        if (!ctx->home && lookup_passwd(NULL, geteuid(), &pw_home, NULL))
+            ctx->home = normalize_dir(GRANT_TARGET_HOST, pw_home);
+        free(pw_home);
+        if (!ctx->home)
+            ctx->home = gk_strdup("/");
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_CWD))) {
+        /* cwd stays NULL when getcwd fails (a deleted directory): freezing
+         * a cwd: path then asks for --cwd rather than guessing. */
+        free(ctx->cwd);
+        char *cwd = getcwd(NULL, 0);
+        ctx->cwd = normalize_dir(GRANT_TARGET_HOST, cwd);
+        free(cwd);
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_TEMPDIR))) {
+        free(ctx->tempdir);
+        ctx->tempdir = normalize_dir(GRANT_TARGET_HOST, getenv("TMPDIR"));
+        if (!ctx->tempdir)
+            ctx->tempdir = gk_strdup("/tmp");
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_PATH))) {
+        free(ctx->path);
+        const char *env_path = getenv("PATH");
+        if (env_path && gk_utf8_valid(env_path, strlen(env_path)))
+            ctx->path = absolute_path_entries(env_path);
+        else
+            ctx->path = gk_strdup(GK_DEFAULT_PATH);
+    }
+}
+
+/* The windows target describes another machine: nothing of this host
+ * (HOME, getcwd, TMPDIR, PATH) applies. Values not set by a flag are
+ * Windows' own defaults: home C:/Users/USER, tempdir HOME/AppData/Local/Temp
+ * (what %TEMP% is by default), PATH C:/Windows/System32;C:/Windows; the
+ * working directory is unknown (cwd: then asks for --cwd). */
+static void windows_defaults(grant_context *ctx)
+{
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_HOME))) {
+        free(ctx->home);
+        ctx->home = gk_printf("C:/Users/%s", ctx->user);
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_CWD))) {
+        free(ctx->cwd);
+        ctx->cwd = NULL;
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_TEMPDIR))) {
+        free(ctx->tempdir);
+        ctx->tempdir = gk_printf("%s/AppData/Local/Temp", ctx->home);
+    }
+    if (!(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_PATH))) {
+        free(ctx->path);
+        ctx->path = gk_strdup(GK_WINDOWS_PATH);
+    }
+}
+
 int grant_context_new(grant_context **out)
 {
     if (!out)
@@ -223,15 +303,8 @@ int grant_context_new(grant_context **out)
     ctx->target = GRANT_TARGET_HOST;
     ctx->implicit = true;
 
-    char *pw_home = NULL, *pw_user = NULL;
-    bool have_pw = lookup_passwd(NULL, geteuid(), &pw_home, &pw_user);
-
-    ctx->home = normalize_dir(GRANT_TARGET_HOST, getenv("HOME"));
-    if (!ctx->home && have_pw)
-        ctx->home = normalize_dir(GRANT_TARGET_HOST, pw_home);
-    if (!ctx->home)
-        ctx->home = gk_strdup("/");
-
+    char *pw_user = NULL;
+    bool have_pw = lookup_passwd(NULL, geteuid(), NULL, &pw_user);
     const char *env_user = getenv("USER");
     if (valid_user(env_user))
         ctx->user = gk_strdup(env_user);
@@ -239,24 +312,8 @@ int grant_context_new(grant_context **out)
         ctx->user = gk_strdup(pw_user);
     else /* a uid without a passwd entry (containers): name it by number */
         ctx->user = gk_printf("%u", (unsigned)geteuid());
-    free(pw_home);
     free(pw_user);
-
-    /* cwd stays NULL when getcwd fails (a deleted directory): freezing a
-     * cwd: path then asks for --cwd rather than guessing. */
-    char *cwd = getcwd(NULL, 0);
-    ctx->cwd = normalize_dir(GRANT_TARGET_HOST, cwd);
-    free(cwd);
-
-    ctx->tempdir = normalize_dir(GRANT_TARGET_HOST, getenv("TMPDIR"));
-    if (!ctx->tempdir)
-        ctx->tempdir = gk_strdup("/tmp");
-
-    const char *env_path = getenv("PATH");
-    if (env_path && gk_utf8_valid(env_path, strlen(env_path)))
-        ctx->path = absolute_path_entries(env_path);
-    else
-        ctx->path = gk_strdup(GK_DEFAULT_PATH);
+    host_defaults(ctx);
 
     for (int i = 0; i < GK_XDG_COUNT; i++) {
         /* XDG Base Directory spec: a relative value is invalid, ignore it. */
@@ -318,19 +375,29 @@ int grant_context_set_target(grant_context *ctx, grant_target target)
 {
     if (!ctx || target < GRANT_TARGET_HOST || target > GRANT_TARGET_WINDOWS)
         return -EINVAL;
-    /* Drive-letter values are absolute only for windows: leaving windows
-     * with one set would leave a relative home. */
-    if (target != GRANT_TARGET_WINDOWS) {
-        const char *dirs[] = {ctx->home, ctx->cwd, ctx->tempdir};
-        for (size_t i = 0; i < 3; i++)
-            if (dirs[i] && dirs[i][0] != '/')
-                return -EINVAL;
-        for (int i = 0; i < GK_XDG_COUNT; i++)
-            if (ctx->xdg[i] && ctx->xdg[i][0] != '/')
-                return -EINVAL;
-    }
+    /* A value set by a flag must be absolute on the new target: a drive
+     * path only for windows, and for windows only a drive path. Defaults
+     * are replaced by the target's own (windows_defaults, host_defaults). */
+    bool win = target == GRANT_TARGET_WINDOWS, was_win = ctx->target == GRANT_TARGET_WINDOWS;
+    static const grant_ctx_key dir_keys[] = {GRANT_CTX_HOME, GRANT_CTX_CWD, GRANT_CTX_TEMPDIR};
+    const char *dirs[] = {ctx->home, ctx->cwd, ctx->tempdir};
+    for (size_t i = 0; i < 3; i++)
+        if ((ctx->explicit_mask & GK_CTX_BIT(dir_keys[i])) && dirs[i] &&
+            (win ? !win_drive_path(dirs[i]) : dirs[i][0] != '/'))
+            return -EINVAL;
+    for (int i = 0; i < GK_XDG_COUNT; i++)
+        if ((ctx->explicit_mask & GK_CTX_BIT_XDG(i)) && ctx->xdg[i] &&
+            (win ? !win_drive_path(ctx->xdg[i]) : ctx->xdg[i][0] != '/'))
+            return -EINVAL;
+    if ((ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_PATH)) && ctx->path &&
+        !valid_pathlist(target, ctx->path))
+        return -EINVAL;
     ctx->target = target;
     ctx->explicit_mask |= GK_CTX_BIT_TARGET;
+    if (win)
+        windows_defaults(ctx);
+    else if (was_win)
+        host_defaults(ctx);
     /* A profile for another host must not inherit this host's XDG_*_HOME:
      * offline, xdg values come from --xdg or follow the home. */
     if (target != GRANT_TARGET_HOST) {
@@ -353,7 +420,7 @@ static bool valid_pathlist(grant_target t, const char *value)
         const char *end = strchr(p, sep);
         size_t n = end ? (size_t)(end - p) : strlen(p);
         gk_autofree char *entry = gk_strndup(p, n);
-        if (!abs_for_target(t, entry))
+        if (!abs_for_target(t, entry) || (t == GRANT_TARGET_WINDOWS && !win_drive_path(entry)))
             return false;
         if (!end)
             return true;
@@ -394,8 +461,17 @@ int grant_context_set(grant_context *ctx, grant_ctx_key key, const char *value)
     free(*slot);
     *slot = v;
     ctx->explicit_mask |= GK_CTX_BIT(key);
-    if (key == GRANT_CTX_HOME)
+    /* On windows the default home is C:/Users/USER: it follows the user. */
+    if (key == GRANT_CTX_USER && ctx->target == GRANT_TARGET_WINDOWS)
+        windows_defaults(ctx);
+    if (key == GRANT_CTX_HOME || key == GRANT_CTX_USER) {
+        if (key == GRANT_CTX_HOME && ctx->target == GRANT_TARGET_WINDOWS &&
+            !(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_TEMPDIR))) {
+            free(ctx->tempdir);
+            ctx->tempdir = gk_printf("%s/AppData/Local/Temp", ctx->home);
+        }
         xdg_follow_home(ctx);
+    }
     return 0;
 }
 
@@ -689,6 +765,81 @@ bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char
  * one macOS ships; it is applied without looking at the local disk. */
 static const char *const macos_aliases[] = {"/tmp", "/var", "/etc"};
 
+/* NTFS compares names after mapping each UTF-16 unit through its upcase
+ * table (simple, one-to-one uppercase mapping). Two names are the same
+ * file iff their upper-cased forms are equal, so the folded form is the
+ * upper-cased one with ASCII then lowered again: ASCII-only paths keep the
+ * lower-case spelling grantkit has always written, and no two names that
+ * NTFS tells apart fold alike (no uppercase letter is lower-case ASCII).
+ * Non-ASCII letters of the Basic Multilingual Plane are mapped with
+ * towupper_l in C.UTF-8 (Unicode's simple mapping; Windows' table is older,
+ * so a recent letter may differ); without that locale only ASCII folds.
+ * Characters outside the BMP never change case (NTFS maps per unit). */
+static uint32_t fold_cp(uint32_t cp, locale_t loc)
+{
+    if (cp >= 0x80 && cp < 0x10000 && loc != (locale_t)0) {
+        wint_t m = towupper_l((wint_t)cp, loc);
+        if (m < 0x10000 && (m < 0xD800 || m > 0xDFFF))
+            cp = (uint32_t)m;
+    }
+    if (cp >= 'A' && cp <= 'Z')
+        cp += 'a' - 'A';
+    return cp;
+}
+
+static void put_utf8(gk_buf *b, uint32_t cp)
+{
+    char u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (char)cp, n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xC0 | (cp >> 6)), u[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xE0 | (cp >> 12)), u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
+    } else {
+        u[0] = (char)(0xF0 | (cp >> 18)), u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), u[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
+    }
+    gk_buf_add(b, u, n);
+}
+
+char *gk_win_fold(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t len = strlen(s);
+    bool ascii = true;
+    for (size_t i = 0; i < len && ascii; i++)
+        ascii = (unsigned char)s[i] < 0x80;
+    if (ascii || !gk_utf8_valid(s, len)) {
+        char *r = gk_strdup(s);
+        for (char *p = r; *p; p++)
+            if (*p == '\\')
+                *p = '/';
+            else if (*p >= 'A' && *p <= 'Z')
+                *p = (char)(*p - 'A' + 'a');
+        return r;
+    }
+    locale_t loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    gk_buf b = {0};
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        uint32_t cp = *p;
+        size_t need = cp < 0x80 ? 0 : cp < 0xE0 ? 1 : cp < 0xF0 ? 2 : 3;
+        if (need)
+            cp &= need == 1 ? 0x1F : need == 2 ? 0x0F : 0x07;
+        for (size_t i = 1; i <= need; i++)
+            cp = (cp << 6) | (p[i] & 0x3F);
+        p += need + 1;
+        put_utf8(&b, cp == '\\' ? '/' : fold_cp(cp, loc));
+    }
+    if (loc != (locale_t)0)
+        freelocale(loc);
+    return gk_buf_steal(&b, NULL);
+}
+
 char *gk_canonicalize(const grant_context *ctx, const char *lexical)
 {
     return gk_canonicalize_cached(ctx, lexical, NULL);
@@ -711,18 +862,10 @@ char *gk_canonicalize_cached(const grant_context *ctx, const char *lexical,
             if (gk_path_within(lexical, macos_aliases[i]))
                 return gk_printf("/private%s", lexical);
         return gk_strdup(lexical);
-    case GRANT_TARGET_WINDOWS: {
-        /* NTFS names are case-insensitive (ASCII folding covers drive
-         * letters and the usual names; full Unicode folding is NTFS's
-         * upcase table, which we do not carry), and '\' separates like '/'.
-         * `real` is this folded form, so matching on it is case-blind. */
-        char *r = gk_strdup(lexical);
-        backslashes_to_slashes(r);
-        for (char *p = r; *p; p++)
-            if (*p >= 'A' && *p <= 'Z')
-                *p = (char)(*p - 'A' + 'a');
-        return r;
-    }
+    case GRANT_TARGET_WINDOWS:
+        /* '\' separates like '/'; `real` is the NTFS-folded form
+         * (gk_win_fold), so matching on it is case-blind. */
+        return gk_win_fold(lexical);
     case GRANT_TARGET_LINUX:
     default:
         return gk_strdup(lexical);
@@ -768,6 +911,9 @@ static void unknown_sigil(grant_diags *diags, gk_loc loc, const grant_context *c
         hint = gk_strdup("xdg: names one of xdg:config, xdg:data, xdg:cache, xdg:state, xdg:bin");
     else if (strlen(sigil) == 2 && isalpha((unsigned char)sigil[0]) && ctx->target != GRANT_TARGET_WINDOWS)
         hint = gk_strdup("a drive letter is absolute only with --target windows");
+    else if (strlen(sigil) == 2 && isalpha((unsigned char)sigil[0]))
+        hint = gk_printf("write '%s/...': without a separator after the drive, a path is "
+                         "relative to that drive's working directory", sigil);
     else
         hint = gk_strdup("paths start with /, ~, cwd:, tempdir: or xdg:NAME");
     gk_diag_add(diags, GK_ERROR, loc, hint, "unknown sigil '%s'", sigil);
@@ -902,6 +1048,15 @@ int gk_freeze_lexical(const grant_context *ctx, gk_resolve_cache *cache, const c
             gk_diag_add(diags, GK_ERROR, loc, "name the share through a drive letter",
                         "UNC path '%s' is not supported", text);
             return -1;
+        }
+        /* \x is on the current drive: the working directory's (C: when
+         * it is unknown), as the gate reads a query \x. Frozen with its
+         * drive so the ACL plan names one place whatever drive applies it. */
+        if (word[0] == '/') {
+            char drive = ctx->cwd && is_drive_abs(ctx->cwd) ? ctx->cwd[0] : 'C';
+            char *d = gk_printf("%c:%s", drive, word);
+            free(word);
+            word = d;
         }
     }
 

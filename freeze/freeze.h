@@ -111,6 +111,11 @@ GK_HIDDEN int gk_freeze_lexical(const grant_context *ctx, gk_resolve_cache *cach
  * above the root. */
 GK_HIDDEN char *gk_lex_normalize(const char *abs);
 
+/* The windows target's canonical form of a name or path: '\' is '/', and
+ * case folded as NTFS compares (see freeze.c; ASCII always, non-ASCII
+ * BMP letters by Unicode's simple uppercase mapping). Caller frees. */
+GK_HIDDEN char *gk_win_fold(const char *s);
+
 /* Step 3 on its own, for a lexically normal absolute path (uncached: a
  * single query), and with the caller's cache. */
 GK_HIDDEN char *gk_canonicalize(const grant_context *ctx, const char *lexical);

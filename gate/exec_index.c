@@ -240,7 +240,7 @@ void gk_exec_index_free(gk_exec_index *ix)
 static void ancestor_bits(const gk_exec_index *ix, const char *p, uint64_t *veto_dir,
                           uint64_t *dir)
 {
-    if (!ix->nslots || p[0] != '/')
+    if (!ix->nslots || !gk_path_root_len(p)) /* "/" or a drive root "c:/" */
         return;
     gk_path_prefixes px;
     gk_path_prefixes_of(p, &px);

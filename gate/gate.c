@@ -198,11 +198,12 @@ static masks lookup(const gk_gate_index *ix, const char *p, const slot **slots, 
     if (!ix->nslots)
         return (masks){.ok = true};
     uint64_t h = GK_FNV_BASIS;
-    size_t depth = 0;
+    size_t depth = 0, root = gk_path_root_len(p) == 3 ? 3 : 1; /* "/" or "c:/" */
     for (size_t i = 0; p[i]; i++) {
         h = gk_fnv_step(h, (unsigned char)p[i]);
-        if (i == 0 || p[i + 1] == '/' || p[i + 1] == '\0') {
-            if (p[i] == '/' && i > 0)
+        bool at_root = i + 1 == root;
+        if (at_root || p[i + 1] == '/' || p[i + 1] == '\0') {
+            if (!at_root && (i + 1 < root || (p[i] == '/' && i > 0)))
                 continue; /* a trailing '/' names the same prefix */
             if (++depth > GK_MAX_DEPTH)
                 return (masks){0};
@@ -561,6 +562,13 @@ static bool is_absolute(const grant_context *ctx, const char *p)
     return p[0] == '/' || is_drive_path(ctx, p);
 }
 
+/* A query's working directory: absolute, and on windows a drive path (a
+ * rooted query is taken on its drive). */
+static bool valid_cwd(const grant_context *ctx, const char *cwd)
+{
+    return ctx->target == GRANT_TARGET_WINDOWS ? is_drive_path(ctx, cwd) : is_absolute(ctx, cwd);
+}
+
 /* Lexical normalisation for a query: like the kernel, '..' at the root
  * stays at the root (a policy author's '..' above '/' is an error; a
  * query's is not). A drive prefix is kept in front of the root. */
@@ -607,12 +615,70 @@ static char *lex_clamped_in(const grant_context *ctx, const char *abs)
     return gk_buf_steal(&b, NULL);
 }
 
+/* Win32 drops the trailing dots and spaces of a component (secret. is
+ * secret) and reads NAME:stream as a stream of NAME: each component is
+ * cut so, or "cmd.exe." and "key.pem::$DATA" would miss their rules. A
+ * component left empty ("...") is dropped. Takes s. */
+static char *win_components(char *s)
+{
+    gk_buf b = {0};
+    size_t root = gk_path_root_len(s);
+    gk_buf_add(&b, s, root);
+    const char *p = s + root;
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        size_t k = n;
+        const char *colon = memchr(p, ':', n);
+        if (colon)
+            k = (size_t)(colon - p);
+        bool dots = (k == 1 && p[0] == '.') || (k == 2 && p[0] == '.' && p[1] == '.');
+        while (!dots && k > 0 && (p[k - 1] == '.' || p[k - 1] == ' '))
+            k--;
+        if (k) {
+            if (b.len > root)
+                gk_buf_putc(&b, '/');
+            gk_buf_add(&b, p, k);
+        }
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    if (!b.data)
+        gk_buf_puts(&b, "");
+    free(s);
+    return gk_buf_steal(&b, NULL);
+}
+
+/* A windows query as Win32 would open it: '\' is '/'; \\?\C:\x and
+ * \\.\C:\x are C:/x; a rooted path without a drive (\x) is on the drive
+ * of cwd. UNC names (\\server\share) are left as they are: no policy can
+ * name one, so they are inside no region. */
+static char *win_spelling(const char *path, const char *cwd)
+{
+    char *s = gk_strdup(path);
+    for (char *c = s; *c; c++)
+        if (*c == '\\')
+            *c = '/';
+    if ((gk_has_prefix(s, "//?/") || gk_has_prefix(s, "//./")) && gk_path_root_len(s + 4) == 3) {
+        memmove(s, s + 4, strlen(s + 4) + 1);
+    } else if (s[0] == '/' && s[1] != '/' && gk_path_root_len(cwd) == 3) {
+        char *d = gk_printf("%.2s%s", cwd, s);
+        free(s);
+        s = d;
+    }
+    return win_components(s);
+}
+
 char *gk_resolve_query(const grant_context *ctx, const char *path, const char *cwd)
 {
     if (!path || !*path)
         return NULL;
     if (!cwd)
-        cwd = ctx->cwd ? ctx->cwd : "/";
+        cwd = ctx->cwd ? ctx->cwd : ctx->target == GRANT_TARGET_WINDOWS ? "C:/" : "/";
+    gk_autofree char *win = ctx->target == GRANT_TARGET_WINDOWS ? win_spelling(path, cwd) : NULL;
+    if (win)
+        path = win;
     gk_autofree char *abs = is_absolute(ctx, path) ? gk_strdup(path) : gk_path_join(cwd, path);
     if (ctx->target == GRANT_TARGET_HOST)
         return gk_resolve_host(abs);
@@ -631,9 +697,12 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
                          gk_resolve_cache *cache)
 {
     *walked = *canonical = NULL;
-    bool host = ctx->target == GRANT_TARGET_HOST;
+    bool host = ctx->target == GRANT_TARGET_HOST, win = ctx->target == GRANT_TARGET_WINDOWS;
     if (!cwd)
-        cwd = ctx->cwd ? ctx->cwd : "/";
+        cwd = ctx->cwd ? ctx->cwd : win ? "C:/" : "/";
+    gk_autofree char *win_head = win ? win_spelling(head, cwd) : NULL;
+    if (win_head)
+        head = win_head;
     if (strchr(head, '/')) {
         gk_autofree char *abs = is_absolute(ctx, head) ? gk_strdup(head) : gk_path_join(cwd, head);
         *walked = lex_clamped_in(ctx, abs);
@@ -649,7 +718,10 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
              * working directory part of PATH. */
             if (n && is_absolute(ctx, d)) {
                 gk_autofree char *dir = gk_strndup(d, n);
-                char *cand = gk_path_join(dir, head);
+                /* CreateProcess appends .exe to a bare name without an
+                 * extension: `cmd` runs C:/Windows/System32/cmd.exe. */
+                char *cand = win && !strchr(head, '.') ? gk_printf("%s/%s.exe", dir, head)
+                                                       : gk_path_join(dir, head);
                 struct stat st;
                 /* Offline, nothing can be looked at: the first entry is
                  * where the name would be found. */
@@ -678,6 +750,69 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
 
 /* ---- exec ------------------------------------------------------------------ */
 
+/* ---- windows: identities folded as NTFS compares ------------------------- */
+
+/* The executable extensions of Windows' default PATHEXT: a shell runs
+ * `cmd` as cmd.com, cmd.exe, ..., whichever it finds first. */
+static const char *const win_pathext[] = {".com", ".exe", ".bat", ".cmd", ".vbs", ".vbe",
+                                          ".js",  ".jse", ".wsf", ".wsh", ".msc"};
+
+typedef struct win_query {
+    grant_exec_query q;
+    char *own[3];
+    char *stem; /* the folded basename without its PATHEXT extension, or NULL */
+} win_query;
+
+/* The query with every identity '\'-converted and folded (the layers keep
+ * their exec keys folded alike), for the windows target. */
+static void win_query_init(win_query *w, const grant_exec_query *q)
+{
+    memset(w, 0, sizeof(*w));
+    w->q = *q;
+    const char *ids[3] = {q->spelling, q->walked, q->canonical};
+    for (int k = 0; k < 3; k++)
+        w->own[k] = ids[k] ? gk_win_fold(ids[k]) : NULL;
+    w->q.spelling = w->own[0];
+    w->q.walked = w->own[1];
+    w->q.canonical = w->own[2];
+    for (int k = 0; k < 3 && !w->stem; k++) {
+        const char *base = w->own[k] ? gk_basename(w->own[k]) : NULL;
+        const char *dot = base ? strrchr(base, '.') : NULL;
+        for (size_t i = 0; dot && dot != base && i < sizeof(win_pathext) / sizeof(*win_pathext);
+             i++)
+            if (strcmp(dot, win_pathext[i]) == 0)
+                w->stem = gk_strndup(base, (size_t)(dot - base));
+    }
+}
+
+static void win_query_free(win_query *w)
+{
+    for (int k = 0; k < 3; k++)
+        free(w->own[k]);
+    free(w->stem);
+}
+
+/* `deny cmd` names the program cmd.exe (or cmd.bat ...) on Windows: the
+ * stem of a head with a PATHEXT extension is asked about as a bare name
+ * too, for vetoes only (admission stays with the spellings). */
+static bool win_stem_vetoed(const grant_policy *p, const win_query *w, grant_verdict *v)
+{
+    if (!w->stem)
+        return false;
+    grant_exec_query sq = {w->stem, NULL, NULL, w->q.argv1};
+    for (size_t i = 0; i < p->stack.n; i++)
+        if (gk_layer_vetoes(p->stack.v[i], &sq)) {
+            if (v) {
+                gk_why why = {0};
+                gk_layer_decide_exec_why(p->stack.v[i], &sq, &why);
+                verdict_from_why(v, GRANT_DENIED, p->stack.v[i], &why);
+                gk_why_clear(&why);
+            }
+            return true;
+        }
+    return false;
+}
+
 /* A vetoed program under another name is still the vetoed program: a
  * stack-wide step 1, before any layer is asked. */
 static bool same_file_vetoed(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
@@ -700,13 +835,23 @@ static grant_answer exec_fold(const grant_policy *p, const grant_exec_query *q, 
 
 /* The layers' answer; a program they admit may still be a vetoed one
  * under another name (the layers' own rules explain a denial first). */
-grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
+static grant_answer gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
 {
-    grant_answer a = GRANT_DENIED;
     int fast = v ? -1 : gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_ARGV1);
-    a = fast >= 0 ? (grant_answer)fast : exec_fold(p, q, v);
+    grant_answer a = fast >= 0 ? (grant_answer)fast : exec_fold(p, q, v);
     if (a == GRANT_ALLOWED && same_file_vetoed(p, q, v))
         return GRANT_DENIED;
+    return a;
+}
+
+grant_answer gk_gate_exec(const grant_policy *p, const grant_exec_query *q, grant_verdict *v)
+{
+    if (p->ctx->target != GRANT_TARGET_WINDOWS)
+        return gate_exec(p, q, v);
+    win_query w;
+    win_query_init(&w, q);
+    grant_answer a = win_stem_vetoed(p, &w, v) ? GRANT_DENIED : gate_exec(p, &w.q, v);
+    win_query_free(&w);
     return a;
 }
 
@@ -749,7 +894,20 @@ static grant_answer exec_fold(const grant_policy *p, const grant_exec_query *q, 
     return GRANT_ALLOWED;
 }
 
+static bool gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q);
+
 bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
+{
+    if (p->ctx->target != GRANT_TARGET_WINDOWS)
+        return gate_exec_vetoed(p, q);
+    win_query w;
+    win_query_init(&w, q);
+    bool vetoed = win_stem_vetoed(p, &w, NULL) || gate_exec_vetoed(p, &w.q);
+    win_query_free(&w);
+    return vetoed;
+}
+
+static bool gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
 {
     if (same_file_vetoed(p, q, NULL))
         return true;
@@ -762,7 +920,20 @@ bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
     return false;
 }
 
+static grant_answer gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q);
+
 grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q)
+{
+    if (p->ctx->target != GRANT_TARGET_WINDOWS)
+        return gate_exec_some_argv1(p, q);
+    win_query w;
+    win_query_init(&w, q);
+    grant_answer a = win_stem_vetoed(p, &w, NULL) ? GRANT_DENIED : gate_exec_some_argv1(p, &w.q);
+    win_query_free(&w);
+    return a;
+}
+
+static grant_answer gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q)
 {
     if (same_file_vetoed(p, q, NULL))
         return GRANT_DENIED;
@@ -840,7 +1011,7 @@ int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const c
                    grant_verdict **out)
 {
     if (!p || !path || !*path || (op != GRANT_OP_READ && op != GRANT_OP_WRITE) ||
-        (cwd && !is_absolute(p->ctx, cwd)))
+        (cwd && !valid_cwd(p->ctx, cwd)))
         return -EINVAL;
     int rc = new_verdict(out);
     if (rc < 0)
@@ -870,7 +1041,7 @@ int grant_check_exec_query(const grant_policy *p, const grant_exec_query *q, gra
 int grant_check_exec(const grant_policy *p, const char *const *argv, size_t argc,
                      const char *path_env, const char *cwd, grant_verdict **out)
 {
-    if (!p || !argv || !argv[0] || !*argv[0] || (cwd && !is_absolute(p->ctx, cwd)))
+    if (!p || !argv || !argv[0] || !*argv[0] || (cwd && !valid_cwd(p->ctx, cwd)))
         return -EINVAL;
     if (argc == 0)
         while (argv[argc])

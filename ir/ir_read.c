@@ -635,6 +635,34 @@ static void read_admits(ir_reader *r, json_t *o, bool files, gk_admits *out, con
     }
 }
 
+/* A windows layer keeps its exec keys and real spellings folded (the gate
+ * folds its queries alike): a document written otherwise, by hand or by
+ * an older grantc, must not escape by case. Our own output is folded, so
+ * this is the identity there. */
+static void fold_key(char **key)
+{
+    char *f = gk_win_fold(*key);
+    free(*key);
+    *key = f;
+}
+
+static void windows_fold(gk_layer *f)
+{
+    gk_exec_dim *x = &f->exec;
+    gk_admits *admits[] = {&x->names, &x->files};
+    for (int i = 0; i < 2; i++)
+        for (size_t j = 0; j < admits[i]->n; j++)
+            fold_key(&admits[i]->v[j].key);
+    gk_entries *entries[] = {&x->dirs, &x->veto_names, &x->veto_files, &x->veto_dirs};
+    for (int i = 0; i < 4; i++)
+        for (size_t j = 0; j < entries[i]->n; j++)
+            fold_key(&entries[i]->v[j].key);
+    gk_regions *regions[] = {&f->fs.read, &f->fs.write, &f->fs.readonly, &f->fs.deny};
+    for (int i = 0; i < 4; i++)
+        for (size_t j = 0; j < regions[i]->n; j++)
+            fold_key(&regions[i]->v[j].p.real);
+}
+
 static void read_exec(ir_reader *r, json_t *o, gk_layer *f)
 {
     if (!WANT_OBJECT(r, o) || !CHECK_KEYS(r, o, "allow", "deny"))
@@ -785,6 +813,8 @@ static gk_layer *read_layer(ir_reader *r, json_t *o)
         gk_layer_free(f);
         return NULL;
     }
+    if (r->windows)
+        windows_fold(f);
     gk_layer_canonicalize(f);
     return f;
 }

@@ -42,7 +42,7 @@ static void why_set(gk_why *w, const char *origin, char *rule, char *identity)
 static const gk_region *region_holding(const gk_regions *r, const char *p, bool both)
 {
     long best = -1;
-    size_t best_len = 0, len = strlen(p);
+    size_t best_len = 0, len = strlen(p), root = gk_path_root_len(p) == 3 ? 3 : 1;
     for (;;) {
         size_t l = len == 0 ? 1 : len;
         long i = gk_regions_first_real(r, p, l);
@@ -51,11 +51,11 @@ static const gk_region *region_holding(const gk_regions *r, const char *p, bool 
             best_len = l;
             break;
         }
-        if (len <= 1)
+        if (len <= root)
             break;
         while (len > 0 && p[len - 1] != '/')
             len--;
-        if (len > 1)
+        if (len > root)
             len--;
     }
     if (both && r->aliased)
@@ -152,16 +152,17 @@ bool gk_decide_fs(const gk_stack *s, grant_op op, const char *p)
  * ancestor of p is looked up rather than every dir scanned), or NULL. */
 static const gk_entry *dir_holding(const gk_entries *dirs, const char *p)
 {
-    if (!dirs->n || p[0] != '/')
+    size_t root = gk_path_root_len(p); /* "/" or a drive root "C:/" */
+    if (!dirs->n || !root)
         return NULL;
     size_t len = strlen(p);
     char buf[4096];
     if (len < sizeof(buf)) {
         memcpy(buf, p, len + 1);
-        while (len > 1) {
+        while (len > root) {
             while (len > 0 && buf[len - 1] != '/')
                 len--;
-            if (len > 1)
+            if (len > root)
                 len--; /* the separator, except for the root */
             buf[len == 0 ? 1 : len] = '\0';
             const gk_entry *e = gk_entries_find(dirs, buf);
@@ -247,7 +248,7 @@ static void admits_naming(const gk_exec_dim *x, const char *id, const gk_admit *
 {
     hits[0] = gk_admits_find(&x->names, id);
     hits[1] = gk_admits_find(&x->names, gk_basename(id));
-    hits[2] = id[0] == '/' ? gk_admits_find(&x->files, id) : NULL;
+    hits[2] = gk_path_root_len(id) ? gk_admits_find(&x->files, id) : NULL; /* / or C:/ */
 }
 
 bool gk_admits_share_argv1(const gk_admit *const *binds, size_t n)
@@ -314,7 +315,7 @@ static bool admitted(const gk_exec_dim *x, const grant_exec_query *q, gk_why *wh
             why_set(why, a->origin, admit_rule(a), identity_text(0, s, false));
         return true;
     }
-    if (s[0] == '/' && (a = gk_admits_find(&x->files, s))) {
+    if (gk_path_root_len(s) && (a = gk_admits_find(&x->files, s))) {
         if (why)
             why_set(why, a->origin, admit_rule(a), identity_text(0, s, false));
         return true;

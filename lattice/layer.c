@@ -163,16 +163,17 @@ bool gk_regions_contain(const gk_regions *r, const char *p, bool both_spellings)
 {
     if (!r->n)
         return false;
-    /* Every prefix of p ending at a component boundary, p itself first. */
-    size_t len = strlen(p);
+    /* Every prefix of p ending at a component boundary, p itself first.
+     * The root is "/" or a drive root "C:/", which keeps its '/'. */
+    size_t len = strlen(p), root = gk_path_root_len(p) == 3 ? 3 : 1;
     for (;;) {
         if (gk_regions_first_real(r, p, len == 0 ? 1 : len) >= 0)
             return true;
-        if (len <= 1)
+        if (len <= root)
             break;
         while (len > 0 && p[len - 1] != '/')
             len--;
-        if (len > 1)
+        if (len > root)
             len--; /* drop the '/' too, except for the root */
     }
     if (both_spellings && r->aliased)
@@ -498,6 +499,45 @@ static char *stem_of(const char *file)
     return dot && dot != b ? gk_strndup(b, (size_t)(dot - b)) : gk_strdup(b);
 }
 
+/* What a word the syntax calls a name is on ctx's target. Windows: a drive
+ * path (C:/x, C:\x, C:\dir\) is a file or dir, and any other word with a
+ * '\' is a relative path (an error, as one with '/' is everywhere).
+ * Elsewhere a drive path with a '/' is a relative path and C:\x stays a
+ * name. false after a diagnostic. */
+static bool exec_word_kind(const grant_context *ctx, const gk_word *w, grant_diags *diags,
+                           gk_target_kind *kind)
+{
+    const char *text = w->text;
+    bool win = ctx->target == GRANT_TARGET_WINDOWS;
+    if (win && gk_word_is_drive_path(text)) {
+        char last = text[strlen(text) - 1];
+        *kind = last == '/' || last == '\\' ? GK_T_DIR : GK_T_PATH;
+        return true;
+    }
+    bool sep0 = text[0] == '/' || text[0] == '\\', sep1 = text[1] == '/' || text[1] == '\\';
+    if (win && sep0 && sep1) {
+        gk_diag_add(diags, GK_ERROR, w->loc, "name the share through a drive letter",
+                    "UNC path '%s' is not supported", text);
+        return false;
+    }
+    if (strchr(text, '/') || (win && strchr(text, '\\'))) {
+        gk_autofree char *hint = NULL;
+        if (win) {
+            gk_autofree char *slashed = gk_strdup(text);
+            for (char *c = slashed; *c; c++)
+                if (*c == '\\')
+                    *c = '/';
+            hint = gk_printf("exec paths start with a drive letter, '/', '~' or a sigil: write "
+                             "cwd:/%s", slashed);
+        } else {
+            hint = gk_printf("exec paths start with '/', '~' or a sigil: write cwd:/%s", text);
+        }
+        gk_diag_add(diags, GK_ERROR, w->loc, hint, "'%s' is a relative path", text);
+        return false;
+    }
+    return true;
+}
+
 static bool add_exec_rule(gk_layer *f, const grant_context *ctx, gk_resolve_cache *cache,
                           const gk_exec_rule *r, grant_diags *diags)
 {
@@ -506,10 +546,16 @@ static bool add_exec_rule(gk_layer *f, const grant_context *ctx, gk_resolve_cach
     gk_strvec subs = {0};
     for (size_t i = 0; i < r->nsubcmds; i++)
         gk_strvec_push(&subs, r->subcmds[i].text);
+    bool win = ctx->target == GRANT_TARGET_WINDOWS;
     for (size_t t = 0; t < r->ntargets; t++) {
         const gk_target *tg = &r->targets[t];
+        gk_target_kind kind = tg->kind;
+        if (kind == GK_T_NAME && !exec_word_kind(ctx, &tg->word, diags, &kind)) {
+            ok = false;
+            continue;
+        }
         char *key = NULL;
-        if (tg->kind == GK_T_PATH || tg->kind == GK_T_DIR) {
+        if (kind == GK_T_PATH || kind == GK_T_DIR) {
             if (gk_freeze_lexical(ctx, cache, tg->word.text, tg->word.loc, diags, &key) < 0) {
                 ok = false;
                 continue;
@@ -517,28 +563,35 @@ static bool add_exec_rule(gk_layer *f, const grant_context *ctx, gk_resolve_cach
         } else {
             key = gk_strdup(tg->word.text);
         }
+        /* NTFS: CMD.EXE is cmd.exe. Names, files and dirs are kept folded
+         * (the gate folds its queries alike); patterns stay as written. */
+        if (win && kind != GK_T_MATCH) {
+            char *folded = gk_win_fold(key);
+            free(key);
+            key = folded;
+        }
         gk_exec_dim *x = &f->exec;
         if (r->verdict == GK_ALLOW) {
             x->has_allow = true;
-            if (tg->kind == GK_T_NAME)
+            if (kind == GK_T_NAME)
                 admits_add(&x->names, key, !r->has_subcmds, &subs, origin);
-            else if (tg->kind == GK_T_PATH)
+            else if (kind == GK_T_PATH)
                 admits_add(&x->files, key, !r->has_subcmds, &subs, origin);
-            else if (tg->kind == GK_T_DIR)
+            else if (kind == GK_T_DIR)
                 gk_entries_add(&x->dirs, key, origin);
             /* `allow match` is rejected by validation. */
         } else {
-            gk_entries *dst = tg->kind == GK_T_NAME   ? &x->veto_names
-                              : tg->kind == GK_T_PATH ? &x->veto_files
-                              : tg->kind == GK_T_DIR  ? &x->veto_dirs
-                                                      : &x->veto_match;
+            gk_entries *dst = kind == GK_T_NAME   ? &x->veto_names
+                              : kind == GK_T_PATH ? &x->veto_files
+                              : kind == GK_T_DIR  ? &x->veto_dirs
+                                                  : &x->veto_match;
             gk_entries_add(dst, key, origin);
             /* A veto binds the file, not one spelling of it: `deny /bin/bash`
              * must stop /usr/bin/bash where /bin is a link to usr/bin (and
              * /private/var/x where /var is /private/var on macOS). The
              * canonical spelling is a second entry; admission stays with
              * the spelling as written. */
-            if (tg->kind == GK_T_PATH || tg->kind == GK_T_DIR) {
+            if (kind == GK_T_PATH || kind == GK_T_DIR) {
                 char *canon = gk_canonicalize_cached(ctx, key, cache);
                 if (canon && strcmp(canon, key) != 0)
                     gk_entries_add(dst, canon, origin);

@@ -59,6 +59,12 @@ bool gk_word_is_path(const char *text)
            gk_has_prefix(text, "tempdir:") || gk_has_prefix(text, "xdg:");
 }
 
+bool gk_word_is_drive_path(const char *text)
+{
+    return text && ((text[0] >= 'A' && text[0] <= 'Z') || (text[0] >= 'a' && text[0] <= 'z')) &&
+           text[1] == ':' && (text[2] == '/' || text[2] == '\\');
+}
+
 gk_target_kind gk_classify_target(const char *text)
 {
     if (!gk_word_is_path(text))

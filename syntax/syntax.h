@@ -133,6 +133,9 @@ GK_HIDDEN void gk_word_free(gk_word *w);
  * dir. `match` targets are built by the parser directly. */
 GK_HIDDEN gk_target_kind gk_classify_target(const char *text);
 GK_HIDDEN bool gk_word_is_path(const char *text);
+/* C:/x or C:\x: the AST keeps it a name (the syntax knows no target);
+ * freezing for the windows target makes it a file or dir. */
+GK_HIDDEN bool gk_word_is_drive_path(const char *text);
 
 /* Front ends. Both return an AST (possibly partial) and add every error
  * they find to diags; the caller must treat diags->errors > 0 as failure.

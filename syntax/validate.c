@@ -7,7 +7,9 @@
  * - `match` only on `deny`, its pattern inside the portable subset
  *   (regex_subset.c) and accepted by PCRE2;
  * - exec names are names: empty, or containing '/' without being a path, is
- *   an error (a relative path would never match anything).
+ *   an error (a relative path would never match anything). A drive path
+ *   (C:/x, C:\x) is left to freezing, which knows the target: a file on
+ *   windows (lattice/layer.c), an error or a name elsewhere.
  * Scalars set twice differently are the front ends' to report: the AST
  * keeps one value per scalar.
  */
@@ -139,7 +141,9 @@ static void check_rule(const gk_exec_rule *r, grant_diags *d)
         case GK_T_NAME:
             if (!*text) {
                 gk_diag_add(d, GK_ERROR, t->word.loc, NULL, "empty command name");
-            } else if (strchr(text, '/')) {
+            } else if (strchr(text, '/') && !gk_word_is_drive_path(text)) {
+                /* A drive path (C:/x) is a file on the windows target and
+                 * an error elsewhere: freezing knows the target. */
                 gk_autofree char *hint =
                     gk_printf("exec paths start with '/', '~' or a sigil: write cwd:/%s", text);
                 gk_diag_add(d, GK_ERROR, t->word.loc, hint, "'%s' is a relative path", text);

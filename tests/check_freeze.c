@@ -144,7 +144,9 @@ static const freeze_case cases[] = {
     /* windows: backslashes, drive letters, case */
     OK("C:\\Users\\U\\Docs", WINDOWS, "", "C:/Users/U/Docs", "c:/users/u/docs"),
     OK("C:\\Users\\U\\..\\V\\", WINDOWS, "", "C:/Users/V", "c:/users/v"),
-    OK("/Program Files/X", WINDOWS, "", "/Program Files/X", "/program files/x"),
+    /* A rooted path is on the drive of cwd (C:/w here, D:/w below). */
+    OK("/Program Files/X", WINDOWS, "", "C:/Program Files/X", "c:/program files/x"),
+    OK("\\Data\\x", WINDOWS, "cwd=D:/w", "D:/Data/x", "d:/data/x"),
     OK("d:/Data", WINDOWS, "", "d:/Data", "d:/data"),
     ERR("\\\\srv\\share\\x", WINDOWS, "", "UNC path '\\\\srv\\share\\x' is not supported",
         "name the share through a drive letter"),
@@ -339,7 +341,9 @@ static grant_context *row_context(const freeze_case *c)
     grant_context *ctx = NULL;
     ck_assert_int_eq(grant_context_new(&ctx), 0);
     ck_assert_int_eq(grant_context_set_target(ctx, c->target), 0);
-    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, "/w"), 0);
+    /* A windows context takes only drive paths. */
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, c->target == WINDOWS ? "C:/w" : "/w"),
+                     0);
     apply_tweaks(ctx, c->tweaks);
     return ctx;
 }
@@ -578,19 +582,55 @@ START_TEST(test_context_set_validation)
                                                         GK_CTX_BIT(GRANT_CTX_TEMPDIR) |
                                                         GK_CTX_BIT_IMPLICIT);
 
+    /* A value set by a flag stays: a Unix tempdir or PATH is no value for
+     * a windows context, so the target is refused, nothing changed. */
+    ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_WINDOWS), -EINVAL);
+    ck_assert_int_eq(ctx->target, GRANT_TARGET_HOST);
+    ck_assert_str_eq(ctx->tempdir, "/scratch/t");
+    grant_context_free(ctx);
+
+    ck_assert_int_eq(grant_context_new(&ctx), 0);
     ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_WINDOWS), 0);
     ck_assert(ctx->explicit_mask & GK_CTX_BIT_TARGET);
+    /* Nothing of this Linux host: Windows' own defaults. */
+    ck_assert_str_eq(ctx->home, "C:/Users/u");
+    ck_assert_str_eq(ctx->tempdir, "C:/Users/u/AppData/Local/Temp");
+    ck_assert_str_eq(ctx->path, "C:/Windows/System32;C:/Windows");
+    ck_assert_ptr_null(ctx->cwd);
+    ck_assert_str_eq(ctx->xdg[GK_XDG_CONFIG], "C:/Users/u/.config");
+    /* The default home follows the user, and the tempdir the home. */
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_USER, "bob"), 0);
+    ck_assert_str_eq(ctx->home, "C:/Users/bob");
+    ck_assert_str_eq(ctx->tempdir, "C:/Users/bob/AppData/Local/Temp");
     ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "C:\\Users\\Alice\\"), 0);
     ck_assert_str_eq(ctx->home, "C:/Users/Alice");
+    ck_assert_str_eq(ctx->tempdir, "C:/Users/Alice/AppData/Local/Temp");
     ck_assert_str_eq(ctx->xdg[GK_XDG_CONFIG], "C:/Users/Alice/.config");
     ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_PATH, "C:/Windows;C:/bin"), 0);
     ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_PATH, "C:/Windows;bin"), -EINVAL);
     ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "C:relative"), -EINVAL);
+    /* Unix values are no Windows paths (nor are UNC names). */
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "/home/alice"), -EINVAL);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, "/w"), -EINVAL);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, "/tmp"), -EINVAL);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, "\\\\srv\\share"), -EINVAL);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_PATH, "/usr/bin"), -EINVAL);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_PATH, "C:/Windows;/usr/bin"), -EINVAL);
+    ck_assert_int_eq(grant_context_set_xdg(ctx, "bin", "/home/u/bin"), -EINVAL);
+    ck_assert_str_eq(ctx->home, "C:/Users/Alice");
     /* Leaving windows with a drive-letter home would make it relative. */
     ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_LINUX), -EINVAL);
     ck_assert_int_eq(ctx->target, GRANT_TARGET_WINDOWS);
-    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "/home/alice"), 0);
+    grant_context_free(ctx);
+
+    /* Defaults go back to this host's when a context leaves windows. */
+    ck_assert_int_eq(grant_context_new(&ctx), 0);
+    ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_WINDOWS), 0);
     ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_LINUX), 0);
+    ck_assert_str_eq(ctx->home, "/home/u");
+    ck_assert_str_eq(ctx->tempdir, "/tmp");
+    ck_assert_str_eq(ctx->path, "/usr/bin:/bin");
+    ck_assert_ptr_nonnull(ctx->cwd);
     grant_context_free(ctx);
     grant_context_free(NULL);
     ck_assert_int_eq(grant_context_new(NULL), -EINVAL);

@@ -25,8 +25,10 @@
  *                                  @/bin:@/usr/bin, xdg under @/home (bin is
  *                                  @/home/.local/bin). Offline targets: home
  *                                  /home/u, cwd /w, tempdir /tmp, PATH
- *                                  /usr/bin:/bin. The policy path is the
- *                                  bundled policies/.
+ *                                  /usr/bin:/bin; windows: home C:/Users/u,
+ *                                  cwd C:/w, tempdir C:/Temp, PATH
+ *                                  C:/Windows/System32;C:/Windows. The
+ *                                  policy path is the bundled policies/.
  *      QUERY | ANSWER | ORIGIN | RULE [| KEY=VALUE]...
  *
  *    Fields of a row are split on " | " (so a pattern may hold a bare '|').
@@ -254,11 +256,14 @@ static grant_context *offline_context(grant_target target, bool implicit)
     grant_context *ctx = NULL;
     ck_assert_int_eq(grant_context_new(&ctx), 0);
     ck_assert_int_eq(grant_context_set_target(ctx, target), 0);
-    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "/home/u"), 0);
+    bool win = target == GRANT_TARGET_WINDOWS; /* drive paths only */
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, win ? "C:/Users/u" : "/home/u"), 0);
     ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_USER, "u"), 0);
-    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, "/w"), 0);
-    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, "/tmp"), 0);
-    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_PATH, "/usr/bin:/bin"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, win ? "C:/w" : "/w"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, win ? "C:/Temp" : "/tmp"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_PATH,
+                                       win ? "C:/Windows/System32;C:/Windows" : "/usr/bin:/bin"),
+                     0);
     char *pp = gk_test_path("policies");
     ck_assert_int_eq(grant_context_set_policy_path(ctx, pp), 0);
     ck_assert_int_eq(grant_context_set_implicit(ctx, implicit), 0);

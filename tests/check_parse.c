@@ -2,7 +2,8 @@
  *
  * Error cases are data: every tests/data/parse-errors/NAME.grant (top level;
  * include/ holds files they include) is compiled through the public API
- * with the fixed linux context of testutil, must fail, and must print
+ * with the fixed linux context of testutil (a windows one when its first
+ * line is "# target: windows"), must fail, and must print
  * exactly NAME.expected (every diagnostic rendered, joined by newlines, as
  * grantc prints them minus its program prefix). File names in messages are
  * relative to GK_SRCDIR: the test runs there.
@@ -79,6 +80,26 @@ static void assert_clean(const char *what, const grant_diags *d)
 
 /* ---- error cases (data) -------------------------------------------------- */
 
+/* The fixed linux context, or, for a case whose first line is
+ * "# target: windows", a windows one (home C:/Users/u, cwd C:/w, tempdir
+ * C:/Temp, PATH C:/Windows/System32). */
+static grant_context *error_case_context(const char *path)
+{
+    size_t len = 0;
+    gk_autofree char *text = gk_test_read(path, &len);
+    if (!text || !gk_has_prefix(text, "# target: windows\n"))
+        return gk_test_context_linux();
+    grant_context *ctx = NULL;
+    ck_assert_int_eq(grant_context_new(&ctx), 0);
+    ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_WINDOWS), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "C:/Users/u"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_USER, "u"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, "C:/w"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, "C:/Temp"), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_PATH, "C:/Windows/System32"), 0);
+    return ctx;
+}
+
 START_TEST(test_error_case)
 {
     enter_srcdir();
@@ -86,7 +107,7 @@ START_TEST(test_error_case)
     gk_autofree char *expected_path =
         gk_printf("%.*s.expected", (int)(strlen(path) - strlen(".grant")), path);
 
-    grant_context *ctx = gk_test_context_linux();
+    grant_context *ctx = error_case_context(path);
     /* The same directory, spelled relative to GK_SRCDIR (where the test
      * runs) so that messages naming the search path are stable. */
     ck_assert_int_eq(grant_context_set_policy_path(ctx, "tests/data/policy-path"), 0);

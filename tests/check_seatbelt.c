@@ -1247,8 +1247,14 @@ START_TEST(test_other_targets)
     prof_free(&pf);
     grant_policy_free(p);
 
-    grant_context *ctx = ctx_macos(true);
+    /* A windows context from the start: it takes only drive paths. */
+    grant_context *ctx = NULL;
+    ck_assert_int_eq(grant_context_new(&ctx), 0);
     ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_WINDOWS), 0);
+    ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_USER, "u"), 0);
+    char *pp = gk_test_path("policies");
+    ck_assert_int_eq(grant_context_set_policy_path(ctx, pp), 0);
+    free(pp);
     ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "C:/Users/u"), 0);
     ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, "C:/Users/u/proj"), 0);
     ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, "C:/Temp"), 0);
