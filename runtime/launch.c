@@ -411,16 +411,25 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, bool *timed_out)
     return st;
 }
 
-/* The placeholders' lock, for a run (not a dry run): without it this run
- * creates and removes none (placeholders.h). */
-static void lock_placeholders(gk_placeholders *ph, grant_diags *notes)
+/* The placeholders' lock, for a run (not a dry run): without one this
+ * run creates and removes none (placeholders.h). Held exclusive for 30 s:
+ * refused, as a run that went ahead unlocked could have its masks removed
+ * by the next one to clean up. */
+static bool lock_placeholders(gk_placeholders *ph, grant_diags *notes, gk_launch_result *out)
 {
     int rc = gk_placeholders_lock(ph);
+    if (rc == -ETIMEDOUT) {
+        fail(out, GK_RUN_FAILED,
+             gk_strdup("placeholders: the lock in the runtime directory stayed held by a "
+                       "cleanup for 30 s (GRANTKIT_RUNTIME_DIR, grantrun(1)); nothing ran"));
+        return false;
+    }
     if (rc < 0)
         gk_diag_file(notes, GK_NOTE, "grantrun",
                      "placeholders: no lock in the runtime directory (%s): any placeholder bwrap "
                      "creates for this run stays on the host",
                      strerror(-rc));
+    return true;
 }
 
 /* ---- one launch, step by step ------------------------------------------ */
@@ -758,9 +767,8 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
     /* Held from before the plan looks at the host until the envelope has
      * ended: no run removes a placeholder another still masks. */
     gk_placeholders ph = {-1, NULL};
-    if (!o->dry_run)
-        lock_placeholders(&ph, notes);
-    if (plan_envelope(&e, p, o, notes, out)) {
+    if ((o->dry_run || lock_placeholders(&ph, notes, out)) &&
+        plan_envelope(&e, p, o, notes, out)) {
         fill_invocation(&e, o);
         gk_placeholders_mask(&ph, &e.plan, &e.call.slot);
         if (o->dry_run) {

@@ -12,10 +12,11 @@
  * waiting.
  *
  * The record, one line per placeholder grantrun made:
- *   KIND DEV INO BTIME.NS CTIME.NS PATH
+ *   KIND DEV INO GENERATION BTIME.NS CTIME.NS PATH
  * KIND d or f; times from statx (0.0 when the file system keeps no birth
- * time); PATH absolute, with backslash and newline escaped (\\, \n). A
- * directory is the one made when device, inode and birth time agree (its
+ * time), the generation 0 where there is none; PATH absolute, with
+ * backslash and newline escaped (\\, \n). A directory is the one made
+ * when device, inode, generation and birth time agree (its
  * ctime changes as placeholders inside come and go); a file also needs
  * its ctime and size 0. Each line goes out in one O_APPEND write, so runs
  * holding the lock shared append side by side.
@@ -31,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -77,8 +80,10 @@ static int runtime_dir(char **path)
     int fd = -ENOENT;
     for (size_t i = 0; i < n; i++) {
         if (fd < 0 && (fd = own_dir(cand[i])) >= 0) {
-            *path = cand[i];
-            continue;
+            /* Canonical, as the plan's host paths are (gk_placeholders_mask). */
+            char *real = realpath(cand[i], NULL);
+            *path = real ? gk_strdup(real) : gk_strdup(cand[i]);
+            free(real);
         }
         free(cand[i]);
     }
@@ -181,7 +186,23 @@ typedef struct ident {
     unsigned long long dev, ino;
     long long bsec, csec;
     long bnsec, cnsec;
+    unsigned long gen; /* i_generation where the file system has one, else 0 */
 } ident;
+
+/* The inode's generation (ext4, btrfs, xfs): a new inode that reuses a
+ * removed one's number gets another, where the coarse clock may give the
+ * same birth time. */
+static unsigned long generation(int dfd, const char *leaf)
+{
+    int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int gen = 0;
+    if (fd >= 0) {
+        if (ioctl(fd, FS_IOC_GETVERSION, &gen) < 0)
+            gen = 0;
+        close(fd);
+    }
+    return (unsigned long)(unsigned)gen;
+}
 
 static int ident_at(int dfd, const char *leaf, ident *id, long long *size)
 {
@@ -198,6 +219,7 @@ static int ident_at(int dfd, const char *leaf, ident *id, long long *size)
     id->cnsec = (long)sx.stx_ctime.tv_nsec;
     if (size)
         *size = (long long)sx.stx_size;
+    id->gen = id->kind == '?' ? 0 : generation(dfd, leaf);
     return 0;
 }
 
@@ -205,7 +227,7 @@ static int ident_at(int dfd, const char *leaf, ident *id, long long *size)
 static bool same(const ident *rec, const ident *now, long long size)
 {
     if (rec->kind != now->kind || rec->dev != now->dev || rec->ino != now->ino ||
-        rec->bsec != now->bsec || rec->bnsec != now->bnsec)
+        rec->bsec != now->bsec || rec->bnsec != now->bnsec || rec->gen != now->gen)
         return false;
     return rec->kind == 'd' ||
            (size == 0 && rec->csec == now->csec && rec->cnsec == now->cnsec);
@@ -215,8 +237,8 @@ static bool same(const ident *rec, const ident *now, long long size)
 
 static void record_line(gk_buf *b, const ident *id, const char *path)
 {
-    gk_buf_printf(b, "%c %llu %llu %lld.%09ld %lld.%09ld ", id->kind, id->dev, id->ino, id->bsec,
-                  id->bnsec, id->csec, id->cnsec);
+    gk_buf_printf(b, "%c %llu %llu %lu %lld.%09ld %lld.%09ld ", id->kind, id->dev, id->ino,
+                  id->gen, id->bsec, id->bnsec, id->csec, id->cnsec);
     for (const char *c = path; *c; c++) {
         if (*c == '\\')
             gk_buf_puts(b, "\\\\");
@@ -310,8 +332,9 @@ static bool parse_line(const char *line, entry *e)
 {
     memset(e, 0, sizeof(*e));
     int off = 0;
-    if (sscanf(line, "%c %llu %llu %lld.%ld %lld.%ld %n", &e->id.kind, &e->id.dev, &e->id.ino,
-               &e->id.bsec, &e->id.bnsec, &e->id.csec, &e->id.cnsec, &off) != 7 ||
+    if (sscanf(line, "%c %llu %llu %lu %lld.%ld %lld.%ld %n", &e->id.kind, &e->id.dev,
+               &e->id.ino, &e->id.gen, &e->id.bsec, &e->id.bnsec, &e->id.csec, &e->id.cnsec,
+               &off) != 8 ||
         off == 0 || (e->id.kind != 'd' && e->id.kind != 'f') || line[off] != '/')
         return false;
     gk_buf p = {0};

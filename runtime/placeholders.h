@@ -31,8 +31,11 @@ typedef struct gk_placeholders {
 } gk_placeholders;
 
 /* 1. The shared lock (waits while a run removes placeholders, at most
- * 30 s). Returns 0, or -errno with lock_fd -1: then this run creates and
- * removes nothing (bwrap makes what it needs, and it stays). */
+ * 30 s). Returns 0, or -errno with lock_fd -1: -ETIMEDOUT when a run held
+ * it exclusive all that time (a launcher refuses to run: another envelope
+ * would not see this one); otherwise there is no usable lock, and this
+ * run creates and removes nothing (bwrap makes what it needs, and it
+ * stays). */
 GK_HIDDEN int gk_placeholders_lock(gk_placeholders *ph);
 /* The runtime directory, masked in the envelope where a mount of the plan
  * shows it (the command must not unlink the lock): bwrap options for the
