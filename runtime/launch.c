@@ -17,6 +17,7 @@
 #include "lattice/lattice.h"
 #include "gate/gate.h"
 #include "runtime/seccomp.h"
+#include "runtime/placeholders.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -410,19 +411,25 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, bool *timed_out)
     return st;
 }
 
-/* Remove what bwrap created on the host, deepest first, if still empty. */
-static void remove_placeholders(const gk_bwrap_plan *plan)
+/* The placeholders' lock, for a run (not a dry run): without one this
+ * run creates and removes none (placeholders.h). Held exclusive for 30 s:
+ * refused, as a run that went ahead unlocked could have its masks removed
+ * by the next one to clean up. */
+static bool lock_placeholders(gk_placeholders *ph, grant_diags *notes, gk_launch_result *out)
 {
-    for (size_t i = 0; i < plan->placeholders.n; i++) {
-        const char *p = plan->placeholders.v[i];
-        struct stat st;
-        if (lstat(p, &st) < 0)
-            continue;
-        if (S_ISDIR(st.st_mode))
-            rmdir(p); /* fails, and stays, if something was put inside */
-        else if (S_ISREG(st.st_mode) && st.st_size == 0)
-            unlink(p);
+    int rc = gk_placeholders_lock(ph);
+    if (rc == -ETIMEDOUT) {
+        fail(out, GK_RUN_FAILED,
+             gk_strdup("placeholders: the lock in the runtime directory stayed held by a "
+                       "cleanup for 30 s (GRANTKIT_RUNTIME_DIR, grantrun(1)); nothing ran"));
+        return false;
     }
+    if (rc < 0)
+        gk_diag_file(notes, GK_NOTE, "grantrun",
+                     "placeholders: no lock in the runtime directory (%s): any placeholder bwrap "
+                     "creates for this run stays on the host",
+                     strerror(-rc));
+    return true;
 }
 
 /* ---- one launch, step by step ------------------------------------------ */
@@ -757,18 +764,24 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
 
     envelope e;
     envelope_init(&e);
-    if (plan_envelope(&e, p, o, notes, out)) {
+    /* Held from before the plan looks at the host until the envelope has
+     * ended: no run removes a placeholder another still masks. */
+    gk_placeholders ph = {-1, NULL};
+    if ((o->dry_run || lock_placeholders(&ph, notes, out)) &&
+        plan_envelope(&e, p, o, notes, out)) {
         fill_invocation(&e, o);
+        gk_placeholders_mask(&ph, &e.plan, &e.call.slot);
         if (o->dry_run) {
             if (described)
                 describe(described, &e.call, e.ruleset.data ? e.ruleset.data : "");
             out->status = 0;
         } else if (bwrap_descriptors(&e, out) && helper_descriptors(&e, out) &&
                    spawn_descriptors(&e, o, out)) {
+            gk_placeholders_make(&ph, &e.plan);
             spawn_and_wait(&e, o, out);
-            remove_placeholders(&e.plan);
         }
     }
+    gk_placeholders_release(&ph);
     envelope_free(&e);
     return 0;
 }

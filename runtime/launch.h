@@ -1,7 +1,8 @@
 /* launch.h - run one command in the Linux envelope (backends.md): the
  * gate first, then bwrap with the policy's plan, the seccomp filters and
  * grantkit-helper applying the Landlock ruleset; wait, relay the status,
- * remove the placeholders bwrap made (grantrun --isolate none, cli.md).
+ * make and later remove the placeholders its masks need (placeholders.h;
+ * grantrun --isolate none, cli.md).
  *
  * Ownership: a gk_launch_result owns its message (gk_launch_result_clear).
  */

@@ -47,6 +47,10 @@ static void setup(void)
     ck_assert_int_eq(mkdir(project, 0755), 0);
     policy = gk_printf("%s/t.grant", tmpl);
     gk_test_write(policy, policy_text, 0644);
+    /* Its own placeholders' lock: other suites' runs do not hold it. */
+    gk_autofree char *rt = gk_printf("%s/run", tmpl);
+    ck_assert_int_eq(mkdir(rt, 0700), 0);
+    ck_assert_int_eq(setenv("GRANTKIT_RUNTIME_DIR", rt, 1), 0);
     bad = gk_printf("%s/bad.grant", tmpl);
     gk_test_write(bad, "grant b {\n    exec { allow ; }\n}\n", 0644);
     gk_autofree char *hello = gk_printf("%s/hello.txt", project);
