@@ -73,6 +73,8 @@ enum {
     GK_R_SUBCOMMANDS,
     GK_R_ABSENT_MASK,
     GK_R_WIN_RENAME,
+    GK_R_GIT_WRITABLE,
+    GK_R_BUILD_SHADOW,
     GK_R_COUNT
 };
 GK_HIDDEN extern const gk_rule gk_audit_rules[GK_R_COUNT];

@@ -28,6 +28,11 @@
  * |       |                           |          | bind gets no mask                              |
  * | GK013 | fidelity-windows-rename   | note     | Windows: a rename keeps the ACE of the old     |
  * |       |                           |          | place                                          |
+ * | GK014 | git-writable              | warning  | a git dir in a writable region: what git runs  |
+ * |       |                           |          | commands from (config, hooks, commondir, ...)  |
+ * |       |                           |          | is not all readonly                            |
+ * | GK015 | build-file-shadowed       | note     | a readonly Makefile whose GNUmakefile or       |
+ * |       |                           |          | makefile can be written (make reads it first)  |
  *
  * Nothing is an error: an audit reports risks and dead rules in a policy
  * that compiles; `--fail-on warning` makes warnings fail a CI job. Dead
@@ -135,6 +140,27 @@ const gk_rule gk_audit_rules[GK_R_COUNT] = {
                       "granted region into a denied directory keeps the access it had.",
                       "Deny whole directories that nothing is moved into, or keep denied data "
                       "on another volume."},
+    [GK_R_GIT_WRITABLE] = {"GK014", "git-writable", GRANT_SEVERITY_WARNING,
+                        "Git dir writable where git reads commands from",
+                        "A git repository's dir lies in a writable region, and not everything "
+                        "git takes commands from there is readonly: config (core.pager, "
+                        "core.fsmonitor, core.hooksPath, include.path, drivers, aliases), hooks, "
+                        "commondir and config.worktree (which redirect both), modules/ and "
+                        "worktrees/ (the git dirs of submodules and linked worktrees), and the "
+                        "todo list of a rebase or cherry-pick in progress (its exec lines). A "
+                        "confined command can plant any of them, and git runs what they say "
+                        "outside the sandbox the next time it is used there.",
+                        "Mark the whole git dir readonly (`readonly cwd:/.git`, as "
+                        "base/minimal.grant does): one entry that exists, where listing the "
+                        "files costs a placeholder for each absent one."},
+    [GK_R_BUILD_SHADOW] = {"GK015", "build-file-shadowed", GRANT_SEVERITY_NOTE,
+                        "Readonly Makefile shadowed by a writable GNUmakefile or makefile",
+                        "GNU make reads GNUmakefile, then makefile, then Makefile, and BSD make "
+                        "makefile before Makefile: a file written under an earlier name in the "
+                        "run takes over the next make outside the sandbox, though the readonly "
+                        "Makefile itself is unchanged.",
+                        "Mark the earlier names readonly too (an absent one costs a placeholder "
+                        "during runs), or make the whole directory readonly."},
 };
 
 

@@ -1322,6 +1322,143 @@ static void check_shell_capable(audit *A)
     }
 }
 
+/* ---- GK014 git-writable, GK015 build-file-shadowed ---------------------- */
+
+/* Can a confined command change path? The fold says so, and no readonly
+ * or deny entry of the projection holds it (there a readonly entry below
+ * an existing file, such as .git/hooks below a .git file, has become one
+ * on the file); with no layer restricting the filesystem, the user can. */
+static bool can_write(const audit *A, const char *path)
+{
+    return gk_decide_fs(A->s, GRANT_OP_WRITE, path) && user_writable(A, path) &&
+           !gk_regions_contain(&A->pr->readonly, path, true) &&
+           !gk_regions_contain(&A->pr->deny, path, true);
+}
+
+/* What git takes commands from in a git dir (gitrepository-layout(5)):
+ * config and hooks; commondir and config.worktree, which redirect them;
+ * the git dirs of submodules and linked worktrees; the todo lists of a
+ * rebase or cherry-pick in progress, whose exec lines `--continue` runs.
+ * info/attributes only selects drivers that config defines. */
+static const char *const git_exec_entries[] = {
+    "config", "config.worktree", "commondir", "hooks", "modules",
+    "worktrees", "rebase-merge", "rebase-apply", "sequencer",
+};
+
+/* Git dirs the policy's commands can reach: on the host, the one git finds
+ * from the cwd (the nearest ancestor holding .git) and each write
+ * region's own .git, where they exist; offline, cwd:/.git (a project
+ * usually is a repository, and nothing can be looked at). */
+static void git_dirs(const audit *A, gk_strvec *out)
+{
+    gk_autofree char *cwd = A->ctx->cwd ? resolve(A, A->ctx->cwd) : NULL;
+    if (!A->host) {
+        if (cwd)
+            gk_strvec_push_take(out, gk_path_join(cwd, ".git"));
+        return;
+    }
+    struct stat st;
+    for (char *d = cwd ? gk_strdup(cwd) : NULL; d;) {
+        char *g = gk_path_join(d, ".git");
+        char *up = strcmp(d, "/") == 0 ? NULL : gk_path_parent(d);
+        free(d);
+        d = up;
+        if (lstat(g, &st) == 0) {
+            gk_strvec_push_take(out, g);
+            free(d);
+            break;
+        }
+        free(g);
+    }
+    for (size_t i = 0; i < A->pr->write.n; i++) {
+        char *g = gk_path_join(A->pr->write.v[i].p.real, ".git");
+        if (lstat(g, &st) == 0)
+            gk_strvec_push_take(out, g);
+        else
+            free(g);
+    }
+    gk_strvec_sort_unique(out);
+}
+
+static void check_git_dir(audit *A, const char *g)
+{
+    if (!can_write(A, g))
+        return; /* readonly or denied as a whole */
+    struct stat st;
+    gk_buf what = {0};
+    if (A->host && lstat(g, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        gk_buf_printf(&what, "the .git file itself, which can be rewritten to name a planted "
+                             "git dir");
+    } else {
+        for (size_t i = 0; i < sizeof git_exec_entries / sizeof *git_exec_entries; i++) {
+            gk_autofree char *e = gk_path_join(g, git_exec_entries[i]);
+            if (can_write(A, e))
+                gk_buf_printf(&what, "%s%s", what.len ? ", " : "", git_exec_entries[i]);
+        }
+    }
+    if (what.len) {
+        const gk_region *w = A->all_fs ? NULL : region_holding(&A->pr->write, g);
+        gk_autofree char *where =
+            w ? gk_printf("lies inside writable region %s", w->p.path)
+              : gk_strdup("is writable (no layer restricts the filesystem)");
+        add(A, GK_R_GIT_WRITABLE, w ? w->origin : NULL, g,
+            "git dir %s %s, and a confined command can write %s: git takes commands from "
+            "them (hooks, core.fsmonitor, a commondir naming a planted tree) and runs them "
+            "outside the sandbox the next time it is used there; make %s readonly",
+            g, where, what.data, g);
+    }
+    gk_buf_free(&what);
+}
+
+static void check_git(audit *A)
+{
+    gk_strvec dirs = {0};
+    git_dirs(A, &dirs);
+    for (size_t i = 0; i < dirs.n; i++)
+        check_git_dir(A, dirs.v[i]);
+    gk_strvec_free(&dirs);
+}
+
+/* The names make looks up before each one: GNU make GNUmakefile, makefile,
+ * Makefile; BSD make makefile before Makefile. */
+static const char *const make_shadows[][3] = {
+    {"Makefile", "GNUmakefile", "makefile"},
+    {"makefile", "GNUmakefile", NULL},
+};
+
+static void check_build_files(audit *A)
+{
+    for (size_t i = 0; i < A->s->n; i++) {
+        const gk_layer *f = A->s->v[i];
+        if (!f->has_fs)
+            continue;
+        for (size_t k = 0; k < f->fs.readonly.n; k++) {
+            const gk_region *r = &f->fs.readonly.v[k];
+            const char *base = gk_basename(r->p.real);
+            for (size_t m = 0; m < sizeof make_shadows / sizeof *make_shadows; m++) {
+                if (strcmp(base, make_shadows[m][0]) != 0)
+                    continue;
+                gk_autofree char *dir = gk_path_parent(r->p.real);
+                gk_buf open = {0};
+                int nopen = 0;
+                for (int n = 1; n < 3 && make_shadows[m][n]; n++) {
+                    gk_autofree char *e = gk_path_join(dir ? dir : "/", make_shadows[m][n]);
+                    if (can_write(A, e))
+                        gk_buf_printf(&open, "%s%s", nopen++ ? " and " : "", e);
+                }
+                if (nopen)
+                    add(A, GK_R_BUILD_SHADOW, r->origin, r->p.real,
+                        "readonly %s: make reads %s before it, and a confined command can write "
+                        "%s, so a makefile written in the run takes over the next make outside "
+                        "the sandbox; mark %s readonly too",
+                        r->p.path, open.data, nopen > 1 ? "both" : "it",
+                        nopen > 1 ? "them" : "it");
+                gk_buf_free(&open);
+            }
+        }
+    }
+}
+
 /* ---- GK008-GK013 fidelity notes ---------------------------------------------- */
 
 static const gk_layer *first_exec_layer(const audit *A, bool with_allow)
@@ -1510,6 +1647,8 @@ int grant_audit(const grant_policy *p, grant_findings **out)
     check_sockets(&A);
     check_path_dirs(&A);
     check_shell_capable(&A);
+    check_git(&A);
+    check_build_files(&A);
     check_fidelity(&A);
 
     if (F->n > 1) {

@@ -603,7 +603,8 @@ static const char *own_copy(gk_resolve_cache *c, const char *s)
     return copy;
 }
 
-static char *resolve_host(const char *lexical, gk_resolve_cache *cache)
+static char *resolve_host(const char *lexical, gk_resolve_cache *cache,
+                          bool (*opaque)(const char *p, void *arg), void *arg)
 {
     gk_buf out = {0};           /* resolved so far; "" is the root */
     char *rest = gk_strdup(lexical);
@@ -643,6 +644,12 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache)
              * links about the caller: resolving them here would freeze the
              * compiler's own pid and fds into the policy. Keep the rest of
              * a /proc path as written (after /dev/fd -> /proc/self/fd). */
+            missing = true;
+            continue;
+        }
+        if (opaque && opaque(out.data, arg)) {
+            /* The caller's view there is not the host's (the run's private
+             * /tmp): keep the rest as written. */
             missing = true;
             continue;
         }
@@ -698,12 +705,17 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache)
 
 char *gk_resolve_host(const char *abs)
 {
-    return abs && abs[0] == '/' ? resolve_host(abs, NULL) : NULL;
+    return abs && abs[0] == '/' ? resolve_host(abs, NULL, NULL, NULL) : NULL;
+}
+
+char *gk_resolve_host_opaque(const char *abs, bool (*opaque)(const char *p, void *arg), void *arg)
+{
+    return abs && abs[0] == '/' ? resolve_host(abs, NULL, opaque, arg) : NULL;
 }
 
 char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache)
 {
-    return abs && abs[0] == '/' ? resolve_host(abs, cache) : NULL;
+    return abs && abs[0] == '/' ? resolve_host(abs, cache, NULL, NULL) : NULL;
 }
 
 void gk_resolve_cache_free(gk_resolve_cache *cache)
@@ -854,7 +866,7 @@ char *gk_canonicalize_cached(const grant_context *ctx, const char *lexical,
     case GRANT_TARGET_HOST:
         if (lexical[0] != '/')
             return NULL;
-        return resolve_host(lexical, cache);
+        return resolve_host(lexical, cache, NULL, NULL);
     case GRANT_TARGET_MACOS:
         /* Case is kept: APFS volumes may be case-sensitive, and Seatbelt
          * compares the bytes of the path it is given. */

@@ -67,6 +67,11 @@ GK_HIDDEN int gk_fpath_cmp(const gk_fpath *a, const gk_fpath *b); /* by real, th
  * before a following '..', '..' at the root stays there, the missing tail
  * appended lexically. NULL on a symlink loop. For queries (the gate). */
 GK_HIDDEN char *gk_resolve_host(const char *abs);
+/* The same, but no symlink is followed at or below a prefix for which
+ * opaque(prefix, arg) is true: the rest is kept as written (the gate's
+ * view of the run's private /tmp, whose host entries the run never sees). */
+GK_HIDDEN char *gk_resolve_host_opaque(const char *abs, bool (*opaque)(const char *p, void *arg),
+                                       void *arg);
 /* The same, remembering which paths exist and are no symlinks, for a scan
  * that resolves many paths under the same directories at one moment (a
  * PATH listing). The cache owns copies of its paths; free it when the scan

@@ -362,6 +362,74 @@ static const char *implicit_origin(const grant_context *ctx)
                                        : "implicit:linux";
 }
 
+/* ---- the run's private /tmp ------------------------------------------------ */
+
+/* On Linux the implicit write grant is a fresh, empty tmpfs (backends.md):
+ * host entries under /tmp are in the run only where a region binds them.
+ * The implicit dir holding path strictly below it, when the fs is
+ * restricted (unrestricted, /tmp is the host's); *bound: every restricting
+ * layer grants path a region, so the host's copy is bound there. */
+static const char *private_dir_of(const grant_policy *p, const gk_gate_index *ix,
+                                  const char *path, bool *bound)
+{
+    if (gk_target_is_offline(p->ctx))
+        return NULL;
+    for (size_t i = 0; i < ix->implicit.write.n; i++) {
+        const char *d = ix->implicit.write.v[i];
+        if (strcmp(path, d) == 0 || !gk_path_within(path, d))
+            continue;
+        bool restricted = false;
+        for (size_t l = 0; l < p->stack.n && !restricted; l++)
+            restricted = p->stack.v[l]->has_fs && p->stack.v[l]->fs.restricted;
+        if (!restricted)
+            return NULL;
+        int held = gk_gate_fs_held(p, path, false);
+        *bound = held < 0 ? gk_decide_fs(&p->stack, GRANT_OP_READ, path) : held == 1;
+        return d;
+    }
+    return NULL;
+}
+
+/* Does the implicit grant fail to cover path? It covers only what the
+ * run's tmpfs holds: a path that no region binds and the host has no entry
+ * for. The host entry (the first component under the dir: every deeper
+ * host path implies it, and no symlink is followed) goes to *entry, for
+ * the reason; a bound path (*entry NULL) is the regions' to decide. */
+static bool implicit_void(const grant_policy *p, const gk_gate_index *ix, const char *path,
+                          char **entry)
+{
+    *entry = NULL;
+    bool bound = false;
+    const char *d = private_dir_of(p, ix, path, &bound);
+    if (!d)
+        return false;
+    if (bound)
+        return true;
+    size_t n = strlen(d);
+    const char *rest = path + n + (d[n - 1] == '/' ? 0 : 1);
+    const char *slash = strchr(rest, '/');
+    char *top = gk_strndup(path, slash ? (size_t)(slash - path) : strlen(path));
+    struct stat st;
+    if (lstat(top, &st) == 0) {
+        *entry = top;
+        return true;
+    }
+    free(top);
+    return false;
+}
+
+static void verdict_private_tmp(grant_verdict *v, const grant_policy *p, const gk_layer *f,
+                                const char *entry)
+{
+    gk_autofree char *d = gk_path_parent(entry);
+    verdict_set(v, GRANT_DENIED, implicit_origin(p->ctx), f->name,
+                gk_printf("%s is private to the run: the host's %s is not in it", d, entry),
+                NULL,
+                gk_printf("grant the host's copy with a region (read %s), or use a name the "
+                          "host's %s does not hold",
+                          entry, d));
+}
+
 static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, grant_op op,
                             const char *path, bool *decided)
 {
@@ -380,9 +448,18 @@ static grant_answer fs_fast(const grant_policy *p, const gk_gate_index *ix, gran
                         : (m.flags & (F_IMPLICIT_WRITE | F_DEVICE)) != 0;
     if (!implicit && macos_pseudo_tty(&ix->implicit, path))
         implicit = true;
-    if (!implicit && (ix->restricted & ~(op == GRANT_OP_READ ? m.read : m.write)))
+    uint64_t lacking = ix->restricted & ~(op == GRANT_OP_READ ? m.read : m.write);
+    if (!implicit && lacking)
         return GRANT_DENIED;
-    (void)p;
+    if (lacking) {
+        /* Only the implicit grant covers it: not host content under the
+         * private /tmp. */
+        char *host = NULL;
+        bool voided = implicit_void(p, ix, path, &host);
+        free(host);
+        if (voided)
+            return GRANT_DENIED;
+    }
     return GRANT_ALLOWED;
 }
 
@@ -407,6 +484,10 @@ static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_inde
                         : (m->flags & (F_IMPLICIT_WRITE | F_DEVICE)) != 0;
     implicit = implicit || macos_pseudo_tty(&ix->implicit, path);
     uint64_t grants = op == GRANT_OP_READ ? m->read : m->write;
+    /* Host content under the private /tmp gets no implicit grant. */
+    gk_autofree char *host = NULL;
+    if (implicit && (ix->restricted & ~grants) && implicit_void(p, ix, path, &host))
+        implicit = false;
     const slot *at = NULL;
     const gk_layer *last = NULL;
     size_t last_l = 0;
@@ -423,6 +504,9 @@ static grant_answer fs_explain_indexed(const grant_policy *p, const gk_gate_inde
         } else if (op == GRANT_OP_WRITE && (m->ro & bit)) {
             r = deepest_ref(ix, slots, nslots, l, K_RO, &at);
             word = "readonly ";
+        } else if ((ix->restricted & bit) && host && !(grants & bit)) {
+            verdict_private_tmp(v, p, f, host);
+            return GRANT_DENIED;
         } else if ((ix->restricted & bit) && !implicit && !(grants & bit)) {
             verdict_set(v, GRANT_DENIED, f->origin, f->name,
                         gk_strdup(op == GRANT_OP_WRITE ? "no write region contains it"
@@ -488,11 +572,22 @@ static grant_answer fs_explain(const grant_policy *p, const gk_gate_index *ix, g
     }
     bool im_write = false;
     const char *im = implicit_entry(&ix->implicit, path, op, &im_write);
+    gk_autofree char *host = NULL;
+    if (im && implicit_void(p, ix, path, &host) && !host)
+        im = NULL; /* bound from the host: the regions decide */
     gk_why why = {0};
     const gk_layer *last = NULL;
     for (size_t l = 0; l < p->stack.n; l++) {
         const gk_layer *f = p->stack.v[l];
         int d = gk_layer_decide_fs_why(f, op, path, im != NULL, v ? &why : NULL);
+        if (d != 0 && host && gk_layer_decide_fs_why(f, op, path, false, NULL) == 0) {
+            /* Allowed by the implicit grant alone, on host content the
+             * run's private /tmp does not hold. */
+            gk_why_clear(&why);
+            if (v)
+                verdict_private_tmp(v, p, f, host);
+            return GRANT_DENIED;
+        }
         if (d == 0) {
             if (v)
                 verdict_from_why(v, GRANT_DENIED, f, &why);
@@ -1007,6 +1102,33 @@ int grant_check_fs_resolved(const grant_policy *p, grant_op op, const char *cano
     return 0;
 }
 
+typedef struct private_walk {
+    const grant_policy *p;
+    const gk_gate_index *ix;
+} private_walk;
+
+static bool private_prefix(const char *prefix, void *arg)
+{
+    const private_walk *w = arg;
+    bool bound = false;
+    return private_dir_of(w->p, w->ix, prefix, &bound) && !bound;
+}
+
+/* gk_resolve_query, but a host symlink under the run's private /tmp is not
+ * followed: the run has no such link there, only what it creates itself. */
+static char *resolve_fs_query(const grant_policy *p, const char *path, const char *cwd)
+{
+    const grant_context *ctx = p->ctx;
+    const gk_gate_index *ix = index_of(p);
+    if (ctx->target != GRANT_TARGET_HOST || !ix->implicit.write.n || !path || !*path)
+        return gk_resolve_query(ctx, path, cwd);
+    if (!cwd)
+        cwd = ctx->cwd ? ctx->cwd : "/";
+    gk_autofree char *abs = is_absolute(ctx, path) ? gk_strdup(path) : gk_path_join(cwd, path);
+    private_walk w = {p, ix};
+    return gk_resolve_host_opaque(abs, private_prefix, &w);
+}
+
 int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const char *cwd,
                    grant_verdict **out)
 {
@@ -1016,7 +1138,7 @@ int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const c
     int rc = new_verdict(out);
     if (rc < 0)
         return rc;
-    char *resolved = gk_resolve_query(p->ctx, path, cwd);
+    char *resolved = resolve_fs_query(p, path, cwd);
     if (!resolved) {
         verdict_set(*out, GRANT_DENIED, "resolution", NULL, gk_strdup("symlink loop"),
                     gk_strdup(path), gk_strdup("too many levels of symbolic links"));

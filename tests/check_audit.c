@@ -228,6 +228,8 @@ static const struct {
     {"GK011", "fidelity-subcommands", GRANT_SEVERITY_NOTE},
     {"GK012", "fidelity-absent-mask", GRANT_SEVERITY_NOTE},
     {"GK013", "fidelity-windows-rename", GRANT_SEVERITY_NOTE},
+    {"GK014", "git-writable", GRANT_SEVERITY_WARNING},
+    {"GK015", "build-file-shadowed", GRANT_SEVERITY_NOTE},
 };
 #define NRULES (sizeof(rule_table) / sizeof(rule_table[0]))
 
@@ -818,15 +820,15 @@ START_TEST(test_sarif_uris)
     for (size_t i = 0; i < grant_findings_count(f); i++)
         gk_strvec_push_take(&keys, finding_key(f, i, "/w/src.grant"));
     gk_autofree char *k3 = join_sorted(&keys);
-    ck_assert_str_eq(k3, "GK004@0 GK006@-");
+    ck_assert_str_eq(k3, "GK004@0 GK006@- GK014@-");
     gk_strvec_free(&keys);
     gk_autofree char *s3 = grant_findings_sarif(f);
     json_t *j3 = parse_json(s3, "sarif");
     why = sarif_problem(j3);
     ck_assert_msg(why == NULL, "%s\n%s", why, s3);
     json_t *r3 = json_object_get(json_array_get(json_object_get(j3, "runs"), 0), "results");
-    ck_assert_uint_eq(json_array_size(r3), 2);
-    for (size_t i = 0; i < 2; i++) {
+    ck_assert_uint_eq(json_array_size(r3), 3);
+    for (size_t i = 0; i < 3; i++) {
         json_t *phys = json_object_get(
             json_array_get(json_object_get(json_array_get(r3, i), "locations"), 0),
             "physicalLocation");
@@ -946,6 +948,71 @@ static char *findings_with(const grant_findings *f, const char *want_id, size_t 
         gk_buf_puts(&b, "");
     return gk_buf_steal(&b, NULL);
 }
+
+/* GK014 on the host: the git dir git finds from the cwd (here or in an
+ * ancestor) and a write region's own .git, where they exist; a .git file
+ * (worktree, submodule) is covered by a readonly entry below it, which
+ * becomes readonly of the file; the whole git dir readonly is clean. */
+START_TEST(test_git_writable_host)
+{
+    char *dir = make_tmpdir();
+    gk_autofree char *sub = gk_path_join(dir, "src/deep");
+    make_dirs(sub);
+    const char *partial = "grant g { fs { write cwd:; readonly cwd:/.git/hooks cwd:/.git/config; } }\n";
+    const char *whole = "grant g { fs { write cwd:; readonly cwd:/.git; } }\n";
+    gk_autofree char *file = NULL;
+    size_t n = 0;
+
+    /* No repository: nothing to say. */
+    grant_findings *f = audit_host_text(dir, partial, NULL, GRANT_TARGET_HOST, &file);
+    gk_autofree char *none = findings_with(f, "GK014", &n);
+    ck_assert_msg(n == 0, "%s", none);
+    grant_findings_free(f);
+    free(file);
+
+    gk_autofree char *git = gk_path_join(dir, ".git");
+    gk_autofree char *hooks = gk_path_join(dir, ".git/hooks");
+    make_dirs(hooks);
+    f = audit_host_text(dir, partial, NULL, GRANT_TARGET_HOST, &file);
+    gk_autofree char *got = findings_with(f, "GK014", &n);
+    ck_assert_msg(n == 1 && strstr(got, "commondir") && strstr(got, "modules") &&
+                      strstr(got, "worktrees") && !strstr(got, " hooks,") && strstr(got, git),
+                  "%s", got);
+    grant_findings_free(f);
+    free(file);
+
+    f = audit_host_text(dir, whole, NULL, GRANT_TARGET_HOST, &file);
+    gk_autofree char *clean = findings_with(f, "GK014", &n);
+    ck_assert_msg(n == 0, "%s", clean);
+    grant_findings_free(f);
+    free(file);
+
+    /* Found from a subdirectory: git walks up to the repository. */
+    gk_autofree char *up = gk_printf("grant g { fs { write %s; } }\n", dir);
+    f = audit_host_text(sub, up, NULL, GRANT_TARGET_HOST, &file);
+    gk_autofree char *walked = findings_with(f, "GK014", &n);
+    ck_assert_msg(n == 1 && strstr(walked, git) && strstr(walked, "hooks"), "%s", walked);
+    grant_findings_free(f);
+    free(file);
+
+    /* A .git file: the readonly entries below it protect the file itself. */
+    ck_assert_int_eq(remove(hooks), 0);
+    ck_assert_int_eq(remove(git), 0);
+    write_text(git, "gitdir: /nonexistent/.git/worktrees/w\n");
+    f = audit_host_text(dir, partial, NULL, GRANT_TARGET_HOST, &file);
+    gk_autofree char *kept = findings_with(f, "GK014", &n);
+    ck_assert_msg(n == 0, "%s", kept);
+    grant_findings_free(f);
+    free(file);
+    const char *bare = "grant g { fs { write cwd:; } }\n";
+    f = audit_host_text(dir, bare, NULL, GRANT_TARGET_HOST, &file);
+    gk_autofree char *open = findings_with(f, "GK014", &n);
+    ck_assert_msg(n == 1 && strstr(open, "the .git file itself"), "%s", open);
+    grant_findings_free(f);
+    free(file);
+    rm_tree(dir);
+}
+END_TEST
 
 START_TEST(test_unix_socket)
 {
@@ -1360,6 +1427,7 @@ static Suite *audit_suite(void)
     tcase_add_test(tc, test_source_writable);
     tcase_add_test(tc, test_path_writable_host);
     tcase_add_test(tc, test_absent_mask_host);
+    tcase_add_test(tc, test_git_writable_host);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("cli");

@@ -1279,7 +1279,7 @@ static const char *const probe_paths[] = {
     "home/.local/bin", "home/.local/bin/tool", "home/gk-new",
     "proj", "proj/src", "proj/src/main.c", "proj/.git", "proj/.git/hooks",
     "proj/.git/hooks/pre-commit", "proj/.git/hooks/post-merge", "proj/.git/config",
-    "proj/.git/HEAD", "proj/secret.txt", "proj/private", "proj/private/data", "proj/link",
+    "proj/.git/HEAD", "proj/.git/commondir", "proj/secret.txt", "proj/private", "proj/private/data", "proj/link",
     "proj/private2", "proj/private2/x", "proj/absent", "proj/absent/deeper",
     "proj/absent/deeper/y", "proj/absent-ro", "proj/absent-ro/x", "proj/vendor",
     "proj/vendor/lib.c", "proj/vendor/keys", "proj/vendor/keys/k", "proj/gk-new",
@@ -1505,7 +1505,7 @@ START_TEST(test_launch_bundled)
             grant_context *ctx = host_context(r, cwds[c], true, "/usr/local/bin:/usr/bin:/bin");
             grant_policy *p = compile_path(ctx, files.v[f]);
             gk_autofree char *label = gk_printf("%s (cwd %s)", files.v[f], cwds[c]);
-            launch L = {r, probe, label, c == 0 ? "proj/src" : "home/notes.txt", c == 0 ? 3 : 5};
+            launch L = {r, probe, label, c == 0 ? "proj/src" : "home/notes.txt", c == 0 ? 2 : 4};
             /* Both bundled policies write the cwd and the tempdir, and deny
              * the secrets under ~ (visible when the cwd is home). */
             expect in_proj[] = {{"proj", 1, 1},
@@ -1514,6 +1514,10 @@ START_TEST(test_launch_bundled)
                                 {"proj/.git/hooks/pre-commit", 1, 0},
                                 {"proj/.git/config", 1, 0},
                                 {"proj/.git/hooks/post-merge", -1, 0},
+                                /* The whole git dir: commondir, modules,
+                                 * worktrees, a rebase's todo list. */
+                                {"proj/.git/HEAD", 1, 0},
+                                {"proj/.git/commondir", -1, 0},
                                 {"tmp", 1, 1},
                                 {"tmp/gk-new", -1, 1},
                                 {"home/.ssh/id_rsa", 0, 0},

@@ -6,7 +6,8 @@
  *    (outside /tmp and every other implicit grant of the host, so that only
  *    the policy decides there). One directive or row per line; '#' starts a
  *    comment line; blank lines are skipped. '@' in any field expands to the
- *    scratch directory.
+ *    scratch directory, '%' to a directory made for the run in the host's
+ *    /tmp (host content the run's private /tmp does not hold).
  *
  *      setup mkdir DIR             mkdir -p
  *      setup touch FILE            an empty file (parents created)
@@ -96,6 +97,8 @@ static bool under_implicit(const char *p)
  * removed by main afterwards: a failing case ends at once (Check's _exit),
  * so a case cannot be trusted to clean up after itself. */
 static char *scratch_root;
+/* The same for the host's /tmp ('%' in the tables). */
+static char *host_tmp_root;
 
 /* A canonical directory outside every implicit grant: $GK_GATE_SCRATCH,
  * /var/tmp, the build directory or $HOME, the first that works. */
@@ -181,7 +184,7 @@ static void write_file(const char *path, const char *text, mode_t mode)
     ck_assert_int_eq(chmod(path, mode), 0);
 }
 
-/* s with every '@' replaced by dir. */
+/* s with every '@' replaced by dir, every '%' by host_tmp_root. */
 static char *expand(const char *s, const char *dir)
 {
     gk_buf b = {0};
@@ -189,6 +192,8 @@ static char *expand(const char *s, const char *dir)
     for (; *s; s++) {
         if (*s == '@')
             gk_buf_puts(&b, dir);
+        else if (*s == '%' && host_tmp_root)
+            gk_buf_puts(&b, host_tmp_root);
         else
             gk_buf_putc(&b, *s);
     }
@@ -733,6 +738,26 @@ static bool in_regions(const gk_regions *r, const char *p, bool both)
     return false;
 }
 
+/* The Linux private /tmp (an empty tmpfs, backends.md): below it the run
+ * has only what it creates, and the host entries bound by a read region.
+ * Does the tmpfs itself hold p (not bound, no host entry under that name)? */
+static bool private_tmp_holds(const gk_projection *pr, const char *p)
+{
+    for (size_t i = 0; i < pr->implicit.write.n; i++) {
+        const char *d = pr->implicit.write.v[i];
+        if (strcmp(p, d) == 0 || !gk_path_within(p, d))
+            continue;
+        if (in_regions(&pr->read, p, false))
+            return false;
+        const char *rest = p + strlen(d) + 1;
+        const char *slash = strchr(rest, '/');
+        gk_autofree char *top = gk_strndup(p, slash ? (size_t)(slash - p) : strlen(p));
+        struct stat st;
+        return lstat(top, &st) != 0;
+    }
+    return true;
+}
+
 /* What a backend rendering the projection allows on a canonical path. */
 static grant_answer projection_fs(const gk_projection *pr, grant_op op, const char *p)
 {
@@ -749,7 +774,7 @@ static grant_answer projection_fs(const gk_projection *pr, grant_op op, const ch
         return GRANT_ALLOWED;
     const gk_implicit *im = &pr->implicit;
     if (listed(&im->write, p))
-        return GRANT_ALLOWED;
+        return private_tmp_holds(pr, p) ? GRANT_ALLOWED : GRANT_DENIED;
     /* A device node is granted itself; /dev/shm is a directory. */
     for (size_t i = 0; i < im->devices.n; i++)
         if (strcmp(im->devices.v[i], "/dev/shm") == 0 ? gk_path_within(p, im->devices.v[i])
@@ -839,6 +864,19 @@ static gk_strvec probe_paths(const gk_strvec *prefixes, const char *dir)
     const char *extra[] = {"/", "/dev/null", "/etc/shadow", "/root", "/var/tmp"};
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
         gk_strvec_push(&v, extra[i]);
+    /* Host content under the private /tmp, a host link there leading out,
+     * and a link from the tree into it. */
+    gk_autofree char *secret = gk_path_join(host_tmp_root, "secret");
+    gk_autofree char *out = gk_printf("%s/out-%s", host_tmp_root, gk_basename(links));
+    gk_autofree char *in = gk_path_join(links, "into-tmp");
+    write_file(secret, "s\n", 0644);
+    ck_assert_int_eq(symlink(dir, out), 0);
+    ck_assert_int_eq(symlink(secret, in), 0);
+    const char *host_tmp[] = {host_tmp_root, secret, out, in};
+    for (size_t i = 0; i < sizeof host_tmp / sizeof *host_tmp; i++) {
+        gk_strvec_push(&v, host_tmp[i]);
+        gk_strvec_push_take(&v, gk_path_join(host_tmp[i], "gk-child"));
+    }
     gk_strvec_push(&v, dir);
     gk_strvec_push_take(&v, gk_path_join(dir, "elsewhere"));
     free(links);
@@ -1514,9 +1552,18 @@ int main(void)
     table_files = gk_test_files(dir, ".table");
     free(dir);
     scratch_root = make_root();
+    /* Canonical: the tables name it as the gate resolves it. */
+    char tmpl[] = "/tmp/gk-check-gate-host-XXXXXX";
+    host_tmp_root = mkdtemp(tmpl) ? realpath(tmpl, NULL) : NULL;
+    if (!host_tmp_root || !gk_path_within(host_tmp_root, "/tmp")) {
+        fprintf(stderr, "check_gate: cannot make a directory in /tmp\n");
+        return 99;
+    }
     int rc = gk_test_main(gate_suite());
     rm_tree(scratch_root);
     free(scratch_root);
+    rm_tree(host_tmp_root);
+    free(host_tmp_root);
     gk_strvec_free(&table_files);
     return rc;
 }

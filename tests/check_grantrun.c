@@ -282,6 +282,54 @@ START_TEST(a_worktree_dot_git_file_is_kept)
 }
 END_TEST
 
+/* Git reads its config and hooks from more than .git/config and
+ * .git/hooks (#14.8): a planted commondir redirects both to another tree,
+ * config.worktree adds config, modules/ and worktrees/ hold whole git dirs.
+ * base/minimal keeps the git dir readonly as a whole; the control writes
+ * the project in the same run, and git can still read the repository. */
+START_TEST(the_git_dir_takes_no_planted_commands)
+{
+    const char *dirs[] = {".git", ".git/hooks", ".git/objects", ".git/refs", ".git/refs/heads"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        gk_autofree char *d = gk_printf("%s/%s", project, dirs[i]);
+        ck_assert_int_eq(mkdir(d, 0755), 0);
+    }
+    gk_autofree char *head = gk_printf("%s/.git/HEAD", project);
+    gk_test_write(head, "ref: refs/heads/main\n", 0644);
+    gk_autofree char *minimal = gk_test_path("policies/base/minimal.grant");
+    const char *plants[][2] = {{"hello.txt", ".git/commondir"},
+                               {"hello.txt", ".git/config.worktree"},
+                               {"hello.txt", ".git/modules"},
+                               {"hello.txt", ".git/worktrees"},
+                               {"hello.txt", ".git/HEAD"}};
+    for (size_t i = 0; i < sizeof plants / sizeof *plants; i++) {
+        const char *args[] = {"-p", minimal, "--", "/usr/bin/env", "cp", plants[i][0],
+                              plants[i][1], NULL};
+        char *out = NULL, *err = NULL;
+        int st = grantrun(args, &out, &err);
+        ck_assert_msg(st != 0, "cp %s %s succeeded: %s", plants[i][0], plants[i][1], err);
+        free(out);
+        free(err);
+    }
+    const char *control[] = {"-p", minimal, "--", "/usr/bin/env", "touch", "control", NULL};
+    char *out = NULL, *err = NULL;
+    int st = grantrun(control, &out, &err);
+    ck_assert_msg(st == 0, "status %d: %s", st, err);
+    free(out);
+    free(err);
+    gk_autofree char *made = gk_printf("%s/control", project);
+    ck_assert_int_eq(access(made, F_OK), 0);
+    const char *names[] = {"commondir", "config.worktree", "modules", "worktrees"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        gk_autofree char *p = gk_printf("%s/.git/%s", project, names[i]);
+        struct stat sb;
+        ck_assert_msg(lstat(p, &sb) != 0, "%s reached the host", p);
+    }
+    gk_autofree char *h = gk_test_read(head, NULL);
+    ck_assert_str_eq(h, "ref: refs/heads/main\n");
+}
+END_TEST
+
 /* Is a process running `sleep SECONDS` (a test's marker) alive? */
 static bool marker_alive(const char *seconds)
 {
@@ -360,6 +408,7 @@ static Suite *suite(void)
     tcase_add_test(t, writes_reach_the_host_and_placeholders_do_not_stay);
     tcase_add_test(t, a_veto_on_a_linked_path_directory_is_masked);
     tcase_add_test(t, a_worktree_dot_git_file_is_kept);
+    tcase_add_test(t, the_git_dir_takes_no_planted_commands);
     tcase_add_test(t, a_signal_reaches_the_command);
     tcase_add_test(t, a_command_may_catch_the_signal);
     suite_add_tcase(s, t);
