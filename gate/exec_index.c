@@ -174,7 +174,15 @@ const gk_entry *gk_exec_index_same_file(const gk_exec_index *ix, const char *can
     struct stat st;
     if (!ix->nsame || !canonical || stat(canonical, &st) != 0)
         return NULL;
-    same_file key = {st.st_dev, st.st_ino, NULL, NULL};
+    return gk_exec_index_same_id(ix, st.st_dev, st.st_ino, layer);
+}
+
+const gk_entry *gk_exec_index_same_id(const gk_exec_index *ix, uint64_t dev, uint64_t ino,
+                                      const gk_layer **layer)
+{
+    if (!ix->nsame)
+        return NULL;
+    same_file key = {(dev_t)dev, (ino_t)ino, NULL, NULL};
     const same_file *hit = bsearch(&key, ix->same, ix->nsame, sizeof(*ix->same), same_cmp);
     if (!hit)
         return NULL;

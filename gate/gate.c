@@ -1002,10 +1002,24 @@ bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
     return vetoed;
 }
 
+static bool names_vetoed(const grant_policy *p, const grant_exec_query *q);
+
 static bool gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
 {
-    if (same_file_vetoed(p, q, NULL))
-        return true;
+    return same_file_vetoed(p, q, NULL) || names_vetoed(p, q);
+}
+
+bool gk_gate_exec_vetoed_id(const grant_policy *p, const grant_exec_query *q, uint64_t dev,
+                            uint64_t ino)
+{
+    if ((!dev && !ino) || p->ctx->target == GRANT_TARGET_WINDOWS)
+        return gk_gate_exec_vetoed(p, q);
+    return gk_exec_index_same_id(index_of(p)->exec, dev, ino, NULL) || names_vetoed(p, q);
+}
+
+/* The layers' vetoes of q's names, files, dirs and patterns. */
+static bool names_vetoed(const grant_policy *p, const grant_exec_query *q)
+{
     int fast = gk_exec_index_answer(index_of(p)->exec, q, GK_EXEC_VETO);
     if (fast >= 0)
         return fast == GRANT_DENIED;

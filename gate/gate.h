@@ -76,9 +76,16 @@ GK_HIDDEN int gk_exec_index_answer(const gk_exec_index *ix, const grant_exec_que
  * inode: a hard link under another name); NULL if none. */
 GK_HIDDEN const gk_entry *gk_exec_index_same_file(const gk_exec_index *ix, const char *canonical,
                                                  const gk_layer **layer);
+/* The same by a file's identity already known (a scan's d_ino). */
+GK_HIDDEN const gk_entry *gk_exec_index_same_id(const gk_exec_index *ix, uint64_t dev, uint64_t ino,
+                                               const gk_layer **layer);
 /* Does a veto of any layer hit q (names, files, dirs, patterns, or the
  * same file as a vetoed program)? */
 GK_HIDDEN bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q);
+/* The same with the canonical file's device and inode given (both 0:
+ * looked up), so a directory scan pays no stat per entry. */
+GK_HIDDEN bool gk_gate_exec_vetoed_id(const grant_policy *p, const grant_exec_query *q,
+                                      uint64_t dev, uint64_t ino);
 
 GK_HIDDEN void gk_verdict_clear(grant_verdict *v);
 

@@ -176,6 +176,10 @@ static char *in_real_dir(char *w, gk_resolve_cache *cache)
 typedef struct listing {
     char *real;
     gk_strvec names, canon; /* canon[i] "" when names[i] resolves nowhere */
+    struct file_id {
+        uint64_t dev, ino;
+    } *ids;                 /* canon[i]'s file, 0 0 when unknown */
+    size_t nid, capid;
 } listing;
 
 typedef struct veto_scan {
@@ -185,12 +189,17 @@ typedef struct veto_scan {
 
 static void listing_read(listing *l, DIR *dir, const char *d, gk_resolve_cache *cache)
 {
+    /* A regular entry's identity is the directory's device and its d_ino:
+     * the hard-link check costs no stat per entry. */
+    struct stat ds;
+    uint64_t dir_dev = fstat(dirfd(dir), &ds) == 0 ? (uint64_t)ds.st_dev : 0;
     struct dirent *e;
     while ((e = readdir(dir))) {
         if (e->d_name[0] == '.')
             continue;
         /* Only a link can have another name behind it (rbash -> bash). */
         char *c;
+        uint64_t dev = 0, ino = 0;
         if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
             gk_autofree char *w = gk_path_join(d, e->d_name);
             struct stat st;
@@ -198,12 +207,21 @@ static void listing_read(listing *l, DIR *dir, const char *d, gk_resolve_cache *
             if (c && stat(c, &st) != 0) {
                 free(c);
                 c = NULL;
+            } else if (c) {
+                dev = (uint64_t)st.st_dev;
+                ino = (uint64_t)st.st_ino;
             }
         } else {
             c = gk_path_join(l->real, e->d_name);
+            if (e->d_type == DT_REG && dir_dev) {
+                dev = dir_dev;
+                ino = (uint64_t)e->d_ino;
+            }
         }
         gk_strvec_push(&l->names, e->d_name);
         gk_strvec_push_take(&l->canon, c ? c : gk_strdup(""));
+        struct file_id id = {dev, ino};
+        GK_VEC_PUSH(l->ids, l->nid, l->capid, id);
     }
 }
 
@@ -225,7 +243,7 @@ static listing *scan_list(veto_scan *s, const char *d, gk_resolve_cache *cache)
         free(d_real);
         return NULL;
     }
-    listing fresh = {d_real, {0}, {0}};
+    listing fresh = {.real = d_real};
     listing_read(&fresh, dir, d, cache);
     closedir(dir);
     GK_VEC_PUSH(s->v, s->n, s->cap, fresh);
@@ -238,6 +256,7 @@ static void scan_free(veto_scan *s)
         free(s->v[k].real);
         gk_strvec_free(&s->v[k].names);
         gk_strvec_free(&s->v[k].canon);
+        free(s->v[k].ids);
     }
     free(s->v);
 }
@@ -257,13 +276,13 @@ static void veto_dir_entries(gk_projection *pr, const grant_policy *p, veto_scan
              * about (a link leads to a file the gate may admit, and bwrap
              * masks files, not links). */
             grant_exec_query q = {c, c, c, NULL};
-            if (c && gk_gate_exec_vetoed(p, &q))
+            if (c && gk_gate_exec_vetoed_id(p, &q, l->ids[i].dev, l->ids[i].ino))
                 gk_strvec_push(&pr->exec_veto, c);
             continue;
         }
         char *w = gk_path_join(d, name);
         grant_exec_query q = {name, w, c, NULL};
-        if (gk_gate_exec_vetoed(p, &q))
+        if (gk_gate_exec_vetoed_id(p, &q, l->ids[i].dev, l->ids[i].ino))
             take_both(&pr->exec_veto, in_real_dir(w, cache), c ? gk_strdup(c) : NULL);
         else
             free(w);
