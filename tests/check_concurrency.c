@@ -51,23 +51,10 @@ static const char policy_text[] = "grant c {\n"
                                   "    net deny;\n"
                                   "}\n";
 
+/* The unprivileged user (testutil.h: made when the suite runs as root). */
 static void find_user(void)
 {
-    if (geteuid() != 0) {
-        user_uid = geteuid();
-        user_gid = getegid();
-        have_user = true;
-        return;
-    }
-    struct passwd *pw = getpwnam(USER);
-    if (!pw && system("useradd --system --no-create-home --shell /usr/sbin/nologin " USER
-                      " >/dev/null 2>&1") == 0)
-        pw = getpwnam(USER);
-    if (pw) {
-        user_uid = pw->pw_uid;
-        user_gid = pw->pw_gid;
-        have_user = true;
-    }
+    have_user = gk_test_user(&user_uid, &user_gid);
 }
 
 static void setup(void)

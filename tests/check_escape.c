@@ -44,24 +44,10 @@ static void copy_file(const char *from, const char *to, mode_t mode)
     free(data);
 }
 
-/* The unprivileged user: made when the suite runs as root. */
+/* The unprivileged user (testutil.h: made when the suite runs as root). */
 static void find_user(void)
 {
-    if (geteuid() != 0) {
-        user_uid = geteuid();
-        user_gid = getegid();
-        have_user = true;
-        return;
-    }
-    struct passwd *pw = getpwnam(USER);
-    if (!pw && system("useradd --system --no-create-home --shell /usr/sbin/nologin " USER
-                      " >/dev/null 2>&1") == 0)
-        pw = getpwnam(USER);
-    if (pw) {
-        user_uid = pw->pw_uid;
-        user_gid = pw->pw_gid;
-        have_user = true;
-    }
+    have_user = gk_test_user(&user_uid, &user_gid);
 }
 
 static void setup(void)

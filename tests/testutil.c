@@ -1,6 +1,8 @@
 /* testutil.c - helpers shared by the Check suites. */
 #include "testutil.h"
 
+#include <pwd.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -242,4 +244,22 @@ void gk_test_golden(const char *path, const char *got, size_t len)
 void gk_test_golden_text(const char *path, const char *got)
 {
     gk_test_golden(path, got, got ? strlen(got) : 0);
+}
+
+bool gk_test_user(uid_t *uid, gid_t *gid)
+{
+    if (geteuid() != 0) {
+        *uid = geteuid();
+        *gid = getegid();
+        return true;
+    }
+    struct passwd *pw = getpwnam(GK_TEST_USER);
+    if (!pw && system("useradd --system --no-create-home --shell /usr/sbin/nologin " GK_TEST_USER
+                      " >/dev/null 2>&1") == 0)
+        pw = getpwnam(GK_TEST_USER);
+    if (!pw)
+        return false;
+    *uid = pw->pw_uid;
+    *gid = pw->pw_gid;
+    return true;
 }

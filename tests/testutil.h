@@ -7,6 +7,8 @@
 #define GK_TESTUTIL_H
 
 #include <check.h>
+#include <stdbool.h>
+#include <sys/types.h>
 #include "grant/grant.h"
 #include "common/util.h"
 
@@ -44,6 +46,11 @@ bool gk_test_regen(void);
 void gk_test_golden(const char *path, const char *got, size_t len);
 /* The same for a NUL-terminated text. */
 void gk_test_golden_text(const char *path, const char *got);
+/* The unprivileged user the runtime suites also run as: the caller when
+ * it is not root; run as root, the system user gk-escape (made with
+ * useradd when missing). false when none can be had. */
+#define GK_TEST_USER "gk-escape"
+bool gk_test_user(uid_t *uid, gid_t *gid);
 /* Run a suite with CK_NORMAL output; returns the process exit status. */
 int gk_test_main(Suite *s);
 
