@@ -14,7 +14,8 @@
  *   run TOOL ARG...      TOOL is grantc or grantrun; ARGs split on spaces
  *   exit N               the status it must exit with
  *   stderr               the lines up to "end": its whole stderr, exactly
- *   absent NAME          NAME must not exist afterwards
+ *   fsize BYTES          run it with RLIMIT_FSIZE at BYTES (a write past it fails)
+ *   absent NAME          nothing matching NAME (a glob) may exist afterwards
  * The command runs in the case's directory under timeout(1), so a hang is
  * a failure (exit 124), never a stuck suite. In expected text, {dir}
  * stands for the case's directory.
@@ -22,10 +23,14 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CASE_DIR "tests/data/bad-input"
@@ -39,6 +44,7 @@ typedef struct bad_case {
     int want_exit;
     char *want_stderr;  /* NULL: not checked */
     gk_strvec absent;
+    long long fsize;    /* -1: no limit */
 } bad_case;
 
 /* The lines of text from *at up to a line "end" (consumed), joined. */
@@ -85,6 +91,7 @@ static void load_case(const char *file, const char *dir, bad_case *c)
     gk_autofree char *text = gk_test_read(file, NULL);
     ck_assert_msg(text, "cannot read %s", file);
     c->want_exit = -1;
+    c->fsize = -1;
     for (char *at = text; *at;) {
         char *nl = strchr(at, '\n');
         ck_assert_msg(nl, "%s: the last line has no newline", file);
@@ -123,6 +130,7 @@ static void load_case(const char *file, const char *dir, bad_case *c)
                 else
                     gk_strvec_push(&c->argv, word);
             }
+        } else if (sscanf(line, "fsize %lld", &c->fsize) == 1) {
         } else if (sscanf(line, "exit %d", &c->want_exit) == 1) {
         } else if (strcmp(line, "stderr") == 0) {
             gk_autofree char *body = block(&at, file);
@@ -147,6 +155,12 @@ START_TEST(bad_input_case)
                   "%s: unknown tool %s", file, c.tool);
     gk_autofree char *tool = gk_printf("%s/%s", gk_test_builddir(), c.tool);
     gk_strvec argv = {0};
+    /* The limit for the command only (the suite writes its own log). */
+    gk_autofree char *fsize = c.fsize >= 0 ? gk_printf("--fsize=%lld", c.fsize) : NULL;
+    if (fsize) {
+        gk_strvec_push(&argv, "/usr/bin/prlimit");
+        gk_strvec_push(&argv, fsize);
+    }
     gk_strvec_push(&argv, "/usr/bin/timeout");
     gk_strvec_push(&argv, CASE_TIMEOUT);
     gk_strvec_push(&argv, tool);
@@ -164,9 +178,12 @@ START_TEST(bad_input_case)
         ck_assert_msg(strcmp(err, c.want_stderr) == 0, "%s: stderr\n%s\nwant\n%s", file, err,
                       c.want_stderr);
     for (size_t i = 0; i < c.absent.n; i++) {
-        struct stat st;
-        ck_assert_msg(lstat(c.absent.v[i], &st) < 0, "%s: %s was left behind", file,
-                      c.absent.v[i]);
+        glob_t g;
+        int gr = glob(c.absent.v[i], GLOB_PERIOD | GLOB_NOSORT, NULL, &g);
+        ck_assert_msg(gr == GLOB_NOMATCH, "%s: %s was left behind", file,
+                      gr == 0 ? g.gl_pathv[0] : c.absent.v[i]);
+        if (gr == 0)
+            globfree(&g);
     }
     free(out);
     free(err);
@@ -181,6 +198,51 @@ START_TEST(bad_input_case)
 }
 END_TEST
 
+/* A signal in the held set that arrives while the temporary exists (here
+ * raised from the SIGXFSZ handler, i.e. in the middle of the write, which
+ * then fails) ends the process only once the temporary is gone. */
+static void raise_term(int sig)
+{
+    (void)sig;
+    raise(SIGTERM);
+}
+
+START_TEST(interrupted_write_leaves_no_temporary)
+{
+    gk_autofree char *dir = gk_printf("%s/badinput-XXXXXX", gk_test_builddir());
+    ck_assert(mkdtemp(dir));
+    gk_autofree char *out = gk_printf("%s/out.json", dir);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        signal(SIGTERM, SIG_DFL); /* Check's handler would kill the suite */
+        signal(SIGXFSZ, raise_term);
+        struct rlimit fs = {4096, RLIM_INFINITY};
+        getrlimit(RLIMIT_FSIZE, &fs);
+        fs.rlim_cur = 4096;
+        setrlimit(RLIMIT_FSIZE, &fs);
+        static char data[1 << 16];
+        memset(data, 'x', sizeof(data));
+        sigset_t hold;
+        sigemptyset(&hold);
+        sigaddset(&hold, SIGTERM);
+        grant_write_file_atomic_holding(out, data, sizeof(data), &hold);
+        _exit(0); /* not reached: SIGTERM is pending */
+    }
+    int st;
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %d", st);
+    gk_autofree char *pat = gk_printf("%s/.out.json.*", dir);
+    glob_t g;
+    int gr = glob(pat, GLOB_NOSORT, NULL, &g);
+    ck_assert_msg(gr == GLOB_NOMATCH, "%s was left behind", gr == 0 ? g.gl_pathv[0] : pat);
+    struct stat sb;
+    ck_assert(lstat(out, &sb) < 0);
+    gk_autofree char *rm = gk_printf("rm -rf '%s'", dir);
+    ck_assert(system(rm) == 0);
+}
+END_TEST
+
 int main(void)
 {
     gk_autofree char *dir = gk_test_path(CASE_DIR);
@@ -190,6 +252,9 @@ int main(void)
     tcase_set_timeout(t, 60);
     tcase_add_loop_test(t, bad_input_case, 0, (int)cases.n);
     suite_add_tcase(s, t);
+    TCase *w = tcase_create("write");
+    tcase_add_test(w, interrupted_write_leaves_no_temporary);
+    suite_add_tcase(s, w);
     int rc = cases.n ? gk_test_main(s) : 1; /* no case found: the corpus is missing */
     gk_strvec_free(&cases);
     return rc;
