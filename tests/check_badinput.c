@@ -14,11 +14,12 @@
  *   run TOOL ARG...      TOOL is grantc or grantrun; ARGs split on spaces
  *   exit N               the status it must exit with
  *   stderr               the lines up to "end": its whole stderr, exactly
+ *   stderr-has TEXT      its stderr contains TEXT (where columns vary with {dir})
  *   fsize BYTES          run it with RLIMIT_FSIZE at BYTES (a write past it fails)
  *   absent NAME          nothing matching NAME (a glob) may exist afterwards
  * The command runs in the case's directory under timeout(1), so a hang is
  * a failure (exit 124), never a stuck suite. In expected text, {dir}
- * stands for the case's directory.
+ * stands for the case's directory, in a file's text as well.
  */
 #include "testutil.h"
 
@@ -43,6 +44,7 @@ typedef struct bad_case {
     char *tool;
     int want_exit;
     char *want_stderr;  /* NULL: not checked */
+    gk_strvec stderr_has;
     gk_strvec absent;
     long long fsize;    /* -1: no limit */
 } bad_case;
@@ -103,7 +105,8 @@ static void load_case(const char *file, const char *dir, bad_case *c)
         char name[256], target[512];
         unsigned long long size;
         if (strncmp(line, "file ", 5) == 0) {
-            gk_autofree char *body = block(&at, file);
+            gk_autofree char *raw = block(&at, file);
+            gk_autofree char *body = subst_dir(raw, dir);
             gk_autofree char *path = gk_printf("%s/%s", dir, line + 5);
             gk_test_write(path, body, 0644);
         } else if (sscanf(line, "dir %255s", name) == 1) {
@@ -132,6 +135,9 @@ static void load_case(const char *file, const char *dir, bad_case *c)
             }
         } else if (sscanf(line, "fsize %lld", &c->fsize) == 1) {
         } else if (sscanf(line, "exit %d", &c->want_exit) == 1) {
+        } else if (strncmp(line, "stderr-has ", 11) == 0) {
+            gk_autofree char *has = subst_dir(line + 11, dir);
+            gk_strvec_push(&c->stderr_has, has);
         } else if (strcmp(line, "stderr") == 0) {
             gk_autofree char *body = block(&at, file);
             c->want_stderr = subst_dir(body, dir);
@@ -177,6 +183,9 @@ START_TEST(bad_input_case)
     if (c.want_stderr)
         ck_assert_msg(strcmp(err, c.want_stderr) == 0, "%s: stderr\n%s\nwant\n%s", file, err,
                       c.want_stderr);
+    for (size_t i = 0; i < c.stderr_has.n; i++)
+        ck_assert_msg(strstr(err, c.stderr_has.v[i]), "%s: stderr\n%s\nlacks\n%s", file, err,
+                      c.stderr_has.v[i]);
     for (size_t i = 0; i < c.absent.n; i++) {
         glob_t g;
         int gr = glob(c.absent.v[i], GLOB_PERIOD | GLOB_NOSORT, NULL, &g);
@@ -191,6 +200,7 @@ START_TEST(bad_input_case)
     gk_strvec_free(&argv);
     gk_strvec_free(&c.argv);
     gk_strvec_free(&c.absent);
+    gk_strvec_free(&c.stderr_has);
     free(c.tool);
     free(c.want_stderr);
     gk_autofree char *rm = gk_printf("rm -rf '%s'", dir);
