@@ -4,8 +4,9 @@
 #   ./build.sh          install missing build packages (as root), configure,
 #                       build, then compile a bundled policy, print its IR,
 #                       and run a command confined by it with grantrun
-#   ./build.sh check    all of the above, then the whole test suite, and the
-#                       front-end and compile suites again under valgrind
+#   ./build.sh check    all of the above, then the whole test suite, the
+#                       front-end and compile suites again under valgrind, and
+#                       the bad-input corpus and parser suite under ASan+UBSan
 #   ./build.sh fuzz     build, then `make fuzz` (libFuzzer targets, clang)
 #   ./build.sh bench    build, then `make bench`
 #
@@ -18,7 +19,7 @@ mode=${1:-build}
 case $mode in
 build | check | fuzz | bench) ;;
 -h | --help)
-    sed -n '2,12s/^# \{0,1\}//p' "$0"
+    sed -n '2,13s/^# \{0,1\}//p' "$0"
     exit 0
     ;;
 *)
@@ -85,6 +86,8 @@ check)
     make -j"$(nproc)" check VERBOSE=1
     say "make check-valgrind"
     make check-valgrind
+    say "make check-asan"
+    make check-asan
     ;;
 fuzz | bench)
     say "make $mode"

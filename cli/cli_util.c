@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,17 @@ int cli_read_input(const char *path, char **out, size_t *len)
     int rc = read_fd(fd, out, len);
     close(fd);
     return rc;
+}
+
+int cli_write_file(const char *path, const char *data, size_t len)
+{
+    sigset_t hold;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    sigaddset(&hold, SIGQUIT);
+    return grant_write_file_atomic_holding(path, data, len, &hold);
 }
 
 int cli_write_stream(FILE *f, const char *data, size_t len)

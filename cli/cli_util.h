@@ -38,6 +38,12 @@ size_t cli_print_diags(const grant_diags *d);
  * is kept (the library reports it with a position). */
 int cli_read_input(const char *path, char **out, size_t *len);
 
+/* grant_write_file_atomic with the signals that end a CLI (INT, TERM,
+ * HUP, QUIT) held while its temporary file exists, so an interrupt never
+ * leaves DIR/.BASE.NNNNNNNN behind (they take effect once it is renamed
+ * or removed). 0 or -errno. */
+int cli_write_file(const char *path, const char *data, size_t len);
+
 /* Write all bytes to a stream and flush it; 0 or -errno. */
 int cli_write_stream(FILE *f, const char *data, size_t len);
 

@@ -7,6 +7,7 @@
  * path writes nothing to an output file.
  */
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +160,7 @@ static int cmd_compile(int argc, char **argv)
         ir[len] = '\0';
     }
     if (o.output && strcmp(o.output, "-") != 0) {
-        rc = grant_write_file_atomic(o.output, ir, len);
+        rc = cli_write_file(o.output, ir, len);
         if (rc < 0)
             cli_error("cannot write '%s': %s", o.output,
                       rc == -ENXIO ? "a FIFO nobody reads" : strerror(-rc));
@@ -282,7 +283,7 @@ static int cmd_fmt(int argc, char **argv)
     } else if (in_place) {
         /* An unchanged file is not rewritten: its mtime means something to make. */
         if (outlen != len || memcmp(out, text, len) != 0) {
-            rc = grant_write_file_atomic(path, out, outlen);
+            rc = cli_write_file(path, out, outlen);
             if (rc < 0) {
                 cli_error("cannot write '%s': %s", path,
                           rc == -ENXIO ? "a FIFO nobody reads" : strerror(-rc));
@@ -1181,6 +1182,9 @@ done:
 
 int main(int argc, char **argv)
 {
+    /* A file size limit makes a write fail (EFBIG, reported) instead of
+     * killing grantc beside a half-written temporary. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         cli_usage_error("missing COMMAND");
         return CLI_EXIT_USAGE;

@@ -23,6 +23,9 @@
 #ifndef GK_HELPER_PATH
 #define GK_HELPER_PATH "/usr/local/libexec/grantkit/grantkit-helper"
 #endif
+/* Below this an address-space limit kills the dynamic loader (SIGSEGV)
+ * before the command runs: refused, documented in grantrun(1). */
+#define GRANTRUN_MIN_MEMORY (16L << 20)
 
 extern char **environ;
 
@@ -45,8 +48,9 @@ static const char usage_run[] =
     "                        seconds): status 124\n"
     "      --processes N     at most N processes of the command's user (RLIMIT_NPROC)\n"
     "      --cpu SECONDS     CPU time limit (RLIMIT_CPU: SIGXCPU, then SIGKILL)\n"
-    "      --memory BYTES    address-space limit (RLIMIT_AS; K, M, G suffixes); some\n"
-    "                        runtimes reserve more than they use and fail early\n"
+    "      --memory BYTES    address-space limit (RLIMIT_AS; K, M, G suffixes; at\n"
+    "                        least 16M); some runtimes reserve more than they use\n"
+    "                        and fail early\n"
     "      --bwrap PATH      the bubblewrap to pin (default: first on PATH)\n"
     "      --dry-run         print the bwrap arguments and the Landlock ruleset, run\n"
     "                        nothing\n"
@@ -151,6 +155,13 @@ static int run_option(void *state, int opt, const char *arg)
         long *slot = opt == OPT_PROCESSES ? &o->processes
                      : opt == OPT_CPU     ? &o->cpu_seconds
                                           : &o->memory_bytes;
+        if (parse_amount(arg, opt == OPT_MEMORY, slot) == 0 && opt == OPT_MEMORY &&
+            *slot < GRANTRUN_MIN_MEMORY) {
+            cli_error("--memory: '%s' is below the minimum of 16M (the dynamic loader, the "
+                      "helper and bubblewrap need that much address space); nothing ran",
+                      arg);
+            return -1;
+        }
         if (parse_amount(arg, opt == OPT_MEMORY, slot) < 0) {
             cli_error("--%s: '%s' is not a positive %s", opt == OPT_PROCESSES ? "processes"
                                                          : opt == OPT_CPU     ? "cpu"
@@ -247,7 +258,7 @@ static const struct option run_longopts[] = {
 
 /* No stray operand, a policy, a command: else say which is missing. */
 static bool operands_ok(const cli_cmd_args *args, int nopts, char **argv, const run_opts *o,
-                        size_t ncommand)
+                        char **command, size_t ncommand)
 {
     if (args->first < nopts) {
         cli_error("unexpected operand '%s' (policies go with -p, the command after '--')",
@@ -263,6 +274,10 @@ static bool operands_ok(const cli_cmd_args *args, int nopts, char **argv, const 
     if (ncommand == 0) {
         cli_error("missing the command after '--'");
         cli_usage_hint(NULL);
+        return false;
+    }
+    if (!**command) {
+        cli_error("the command after '--' is an empty string; nothing ran");
         return false;
     }
     return true;
@@ -358,7 +373,7 @@ int main(int argc, char **argv)
     }
     status = GK_RUN_FAILED;
     grant_policy *policy = NULL;
-    if (operands_ok(&args, nopts, argv, &o, ncommand) &&
+    if (operands_ok(&args, nopts, argv, &o, command, ncommand) &&
         cli_compile_files(args.ctx, o.policies, o.npolicies, args.extends, args.nextends,
                           &policy) == 0)
         status = run_command(policy, &o, command, ncommand);

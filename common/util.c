@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,8 +477,11 @@ static int create_temp(const char *dir, const char *base, char **tmp)
 }
 
 /* Write, fsync, rename over path, fsync the directory (the rename itself
- * is durable then). path is a regular file or missing. */
-static int replace_file(const char *path, const char *data, size_t len)
+ * is durable then). path is a regular file or missing. The signals in hold
+ * (NULL: none) stay blocked while the temporary file exists, so one of
+ * them cannot end the process between its creation and its rename or
+ * removal; a pending one is delivered when the old mask comes back. */
+static int replace_file(const char *path, const char *data, size_t len, const sigset_t *hold)
 {
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
@@ -488,9 +493,14 @@ static int replace_file(const char *path, const char *data, size_t len)
     struct stat st;
     bool existed = stat(path, &st) == 0;
     gk_autofree char *tmp = NULL;
+    sigset_t saved;
+    bool held = hold && pthread_sigmask(SIG_BLOCK, hold, &saved) == 0;
     int fd = create_temp(dir, base, &tmp);
-    if (fd < 0)
+    if (fd < 0) {
+        if (held)
+            pthread_sigmask(SIG_SETMASK, &saved, NULL);
         return fd;
+    }
     /* An existing file keeps its permission bits. */
     int err = existed && fchmod(fd, st.st_mode & 07777) < 0 ? -errno : 0;
     if (!err)
@@ -501,10 +511,12 @@ static int replace_file(const char *path, const char *data, size_t len)
         err = -errno;
     if (!err && rename(tmp, path) < 0)
         err = -errno;
-    if (err) {
+    if (err)
         unlink(tmp);
+    if (held)
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (err)
         return err;
-    }
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd);
@@ -513,7 +525,7 @@ static int replace_file(const char *path, const char *data, size_t len)
     return 0;
 }
 
-int gk_write_file_atomic(const char *path, const char *data, size_t len)
+static int write_file_atomic(const char *path, const char *data, size_t len, const sigset_t *hold)
 {
     if (!path || !*path || (!data && len))
         return -EINVAL;
@@ -524,10 +536,21 @@ int gk_write_file_atomic(const char *path, const char *data, size_t len)
     gk_autofree char *resolved = NULL;
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
         resolved = realpath(path, NULL);
-    return replace_file(resolved ? resolved : path, data, len);
+    return replace_file(resolved ? resolved : path, data, len, hold);
+}
+
+int gk_write_file_atomic(const char *path, const char *data, size_t len)
+{
+    return write_file_atomic(path, data, len, NULL);
 }
 
 int grant_write_file_atomic(const char *path, const char *data, size_t len)
 {
-    return gk_write_file_atomic(path, data, len);
+    return write_file_atomic(path, data, len, NULL);
+}
+
+int grant_write_file_atomic_holding(const char *path, const char *data, size_t len,
+                                    const sigset_t *hold)
+{
+    return write_file_atomic(path, data, len, hold);
 }

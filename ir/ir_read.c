@@ -9,6 +9,7 @@
 #include "gate/gate.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
 #include <jansson.h>
 #include <pcre2.h>
 #include <stdio.h>
@@ -289,6 +290,11 @@ typedef struct ir_reader {
     int depth;
     size_t errors;
     bool windows; /* drive-letter paths are absolute (IR target windows) */
+    /* The IR's own context once read (NULL before, or when it is broken):
+     * every region's real is checked against what freezing its path in
+     * that context gives, on this host for a host target. */
+    const grant_context *fctx;
+    gk_resolve_cache cache;
 } ir_reader;
 
 static void enter_key(ir_reader *r, const char *key)
@@ -507,6 +513,36 @@ static bool get_tri(ir_reader *r, json_t *v, gk_tri *out)
     return true;
 }
 
+/* A region's real is what the freezer makes of its path: the host's
+ * canonical form for a host target (symlinks resolved here, now), the
+ * alias table's offline. Trusting the IR's spelling would let
+ * {"path":"/usr","real":"/"} grant everything under a reason that says
+ * /usr. */
+static bool real_agrees(ir_reader *r, const char *path, const char *real)
+{
+    if (!r->fctx)
+        return true;
+    gk_autofree char *canon = gk_canonicalize_cached(r->fctx, path, &r->cache);
+    /* A windows layer is folded when read (windows_fold): a spelling that
+     * differs only by case or '\' is the same path there. */
+    gk_autofree char *folded =
+        r->fctx->target == GRANT_TARGET_WINDOWS ? gk_win_fold(real) : gk_strdup(real);
+    if (canon && strcmp(canon, folded) == 0)
+        return true;
+    bool host = r->fctx->target == GRANT_TARGET_HOST;
+    gk_autofree char *hint = host ? gk_strdup("compile the policy again on this host")
+                                  : gk_printf("the %s target spells it '%s'; compile the "
+                                              "policy again", gk_target_name(r->fctx),
+                                              canon ? canon : "(none)");
+    if (host)
+        err_at(r, false, hint,
+               "'%s' is not the real path of '%s' on this host ('%s'): compiled on another "
+               "host or edited", real, path, canon ? canon : "(a symlink loop)");
+    else
+        err_at(r, false, hint, "'%s' is not the real path of '%s': the IR was edited", real, path);
+    return false;
+}
+
 /* [{"path","real"}...] into regs (regs NULL: shape only). */
 static void read_regions(ir_reader *r, json_t *a, gk_regions *regs, const char *origin)
 {
@@ -522,6 +558,8 @@ static void read_regions(ir_reader *r, json_t *a, gk_regions *regs, const char *
             leave(r);
             enter_key(r, "real");
             const char *real = get_path(r, json_object_get(e, "real"));
+            if (path && real && !real_agrees(r, path, real))
+                real = NULL;
             leave(r);
             if (path && real && regs) {
                 gk_fpath fp = {(char *)path, (char *)real};
@@ -663,6 +701,40 @@ static void windows_fold(gk_layer *f)
             fold_key(&regions[i]->v[j].p.real);
 }
 
+/* The validator's contradiction (syntax/validate.c) for a layer that
+ * never was a grant file: a command name both allowed and denied. A name
+ * is kept as written, so this is exactly the grant file's rule; files and
+ * dirs are frozen, and two spellings of one file (allow ~/x; deny /home/u/x)
+ * compile to both lists legitimately (deny wins), so they are not errors.
+ * At the deny entry (the later one in a grant file), citing the allow. */
+static void check_contradictions(ir_reader *r, json_t *allow_names, json_t *deny_names)
+{
+    if (!json_is_object(allow_names) || !json_is_array(deny_names))
+        return;
+    size_t i;
+    json_t *e;
+    json_array_foreach(deny_names, i, e) {
+        const char *name = json_string_value(e);
+        if (!name || !json_object_get(allow_names, name))
+            continue;
+        enter_key(r, "allow");
+        enter_key(r, "names");
+        enter_key(r, name);
+        gk_loc first = here(r, true);
+        leave(r);
+        leave(r);
+        leave(r);
+        enter_key(r, "deny");
+        enter_key(r, "names");
+        enter_idx(r, i);
+        gk_diag *dg = err_at(r, false, NULL, "'%s' is both allowed and denied", name);
+        gk_diag_relate(dg, first, "allowed here");
+        leave(r);
+        leave(r);
+        leave(r);
+    }
+}
+
 static void read_exec(ir_reader *r, json_t *o, gk_layer *f)
 {
     if (!WANT_OBJECT(r, o) || !CHECK_KEYS(r, o, "allow", "deny"))
@@ -698,6 +770,8 @@ static void read_exec(ir_reader *r, json_t *o, gk_layer *f)
         }
     }
     leave(r);
+    if (x->has_allow && json_is_object(deny))
+        check_contradictions(r, json_object_get(allow, "names"), json_object_get(deny, "names"));
 }
 
 static void read_fs(ir_reader *r, json_t *o, gk_layer *f)
@@ -892,6 +966,38 @@ static void read_projection(ir_reader *r, json_t *o)
     leave(r);
 }
 
+/* A source still where the IR says must be the text it was compiled from:
+ * an edited grant file with a stale IR beside it would run the old rules
+ * while the file reads as the new ones. A changed file is an error (grantrun
+ * refuses to run, grantc to read the IR); a missing or unreadable one is a
+ * note (the IR may well come from another machine). */
+static void check_source(ir_reader *r, const char *file, const char *sha)
+{
+    char *text = NULL;
+    size_t len = 0;
+    /* A relative name was given relative to the compiling directory. */
+    const char *cwd = r->fctx->cwd;
+    gk_autofree char *at = file[0] == '/' ? gk_strdup(file)
+                           : cwd          ? gk_printf("%s/%s", cwd, file)
+                                          : NULL;
+    if (!at)
+        return;
+    int rc = gk_read_file(at, &text, &len);
+    if (rc < 0) {
+        gk_diag_add(r->diags, GK_NOTE, here(r, false), NULL,
+                    "source '%s' is not readable here (%s): its digest is not checked", file,
+                    gk_read_strerror(rc));
+        return;
+    }
+    gk_source *src = gk_source_new(file, text, len);
+    free(text);
+    gk_autofree char *hex = gk_source_sha256_hex(src);
+    gk_source_unref(src);
+    if (strcmp(hex, sha) != 0)
+        err_at(r, false, "compile the policy again from its grant files",
+               "source '%s' changed since it was compiled (its sha256 is now %s)", file, hex);
+}
+
 static void read_sources(ir_reader *r, json_t *a, grant_policy *p)
 {
     if (!WANT_ARRAY(r, a))
@@ -921,6 +1027,11 @@ static void read_sources(ir_reader *r, json_t *a, grant_policy *p)
             bool dup = false;
             for (size_t k = 0; file && sha && k < p->nsources; k++)
                 dup |= strcmp(p->sources[k].file, file) == 0 && strcmp(p->sources[k].sha256, sha) == 0;
+            if (file && sha && !dup && r->fctx) {
+                enter_key(r, "sha256");
+                check_source(r, file, sha);
+                leave(r);
+            }
             if (file && sha && !dup) {
                 p->sources = gk_realloc(p->sources, (p->nsources + 1) * sizeof(*p->sources));
                 gk_policy_source *ps = &p->sources[p->nsources++];
@@ -1214,8 +1325,13 @@ static grant_policy *read_policy(ir_reader *r, json_t *root, const grant_context
         check_agreement(r, ctx, &c);
 
     grant_policy *p = gk_policy_new(ctx);
-    if (ctx_ok)
+    if (ctx_ok) {
         apply_context(p->ctx, &c);
+        /* Reals canonicalised on a host of another OS cannot be checked
+         * here; every other IR's can. */
+        if (!c.host || p->ctx->target == GRANT_TARGET_HOST)
+            r->fctx = p->ctx;
+    }
 
     json_t *layers = json_object_get(root, "layers");
     enter_key(r, "layers");
@@ -1263,6 +1379,7 @@ grant_policy *gk_ir_read(gk_source *src, const grant_context *ctx, grant_diags *
         p = read_policy(r, root, ctx);
     json_decref(root);
     grant_context_free(own_ctx);
+    gk_resolve_cache_free(&r->cache);
     if (r->errors) {
         grant_policy_free(p);
         return NULL;

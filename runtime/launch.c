@@ -298,6 +298,25 @@ static int signal_envelope(pid_t init, int sig)
  * default signal dispositions, then the pinned bwrap. Never returns. */
 #define NFDS (FD_INFO - FD_ARGS + 1)
 
+/* After a failed exec of bwrap, in the child: "bwrap-exec ERRNO\n" on the
+ * status pipe (write(2) only, no stdio after fork), so grantrun can say
+ * why instead of a bare 125. */
+static void report_exec_errno(int err)
+{
+    char line[32] = "bwrap-exec ", digits[12];
+    size_t n = 11, k = 0;
+    unsigned v = err > 0 ? (unsigned)err : 0;
+    do
+        digits[k++] = (char)('0' + v % 10);
+    while ((v /= 10) && k < sizeof(digits));
+    while (k)
+        line[n++] = digits[--k];
+    line[n++] = '\n';
+    if (write(FD_STATUS, line, n) < 0) {
+        /* nothing more to say: the parent reports a bare failure */
+    }
+}
+
 static void exec_bwrap(int bwrap_fd, const int fds[NFDS], char **tail)
 {
     int high[NFDS], pinned = fcntl(bwrap_fd, F_DUPFD_CLOEXEC, 64);
@@ -326,6 +345,7 @@ static void exec_bwrap(int bwrap_fd, const int fds[NFDS], char **tail)
      * tail is "bwrap --args 3 -- HELPER ... -- COMMAND...". */
     char *const envp[] = {NULL};
     syscall(SYS_execveat, FD_INFO + 1, "", tail, envp, AT_EMPTY_PATH);
+    report_exec_errno(errno);
     _exit(GK_RUN_FAILED);
 }
 
@@ -666,6 +686,14 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
     size_t line = strcspn(after, "\n");
     if (timed_out) {
         fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
+    } else if (gk_has_prefix(report, "bwrap-exec ")) {
+        int err = atoi(report + 11);
+        fail(out, GK_RUN_FAILED,
+             gk_printf("confinement unavailable: cannot execute bubblewrap %s: %s%s; nothing ran",
+                       o->bwrap, strerror(err),
+                       err == EACCES    ? " (not an executable file)"
+                       : err == ENOEXEC ? " (not a program this system can run)"
+                                        : ""));
     } else if (!started) {
         fail(out, GK_RUN_FAILED,
              gk_printf("confinement unavailable: bubblewrap could not set up the envelope "
@@ -683,6 +711,13 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
                        why ? why : ""));
     } else {
         out->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        /* Under an address-space limit a SIGSEGV is most often the loader
+         * or allocator failing to map: say so, the status stays. */
+        if (o->memory_bytes > 0 && out->status == 128 + SIGSEGV)
+            fail(out, out->status,
+                 gk_printf("the command was killed by SIGSEGV under --memory %ld: an address-space "
+                           "limit too small for it faults instead of failing cleanly",
+                           o->memory_bytes));
     }
 }
 

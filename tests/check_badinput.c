@@ -11,21 +11,28 @@
  *   link NAME TARGET     a symbolic link ({dir} allowed in TARGET)
  *   fifo NAME            a FIFO nobody writes to or reads from
  *   sparse NAME BYTES    a sparse regular file of that size
- *   run TOOL ARG...      TOOL is grantc or grantrun; ARGs split on spaces
+ *   run TOOL ARG...      TOOL is grantc or grantrun; ARGs split on spaces ('' is
+ *                        an empty argument)
  *   exit N               the status it must exit with
  *   stderr               the lines up to "end": its whole stderr, exactly
- *   absent NAME          NAME must not exist afterwards
+ *   stderr-has TEXT      its stderr contains TEXT (where columns vary with {dir})
+ *   fsize BYTES          run it with RLIMIT_FSIZE at BYTES (a write past it fails)
+ *   absent NAME          nothing matching NAME (a glob) may exist afterwards
  * The command runs in the case's directory under timeout(1), so a hang is
  * a failure (exit 124), never a stuck suite. In expected text, {dir}
- * stands for the case's directory.
+ * stands for the case's directory, in a file's text as well.
  */
 #include "testutil.h"
 
 #include <errno.h>
+#include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CASE_DIR "tests/data/bad-input"
@@ -38,7 +45,9 @@ typedef struct bad_case {
     char *tool;
     int want_exit;
     char *want_stderr;  /* NULL: not checked */
+    gk_strvec stderr_has;
     gk_strvec absent;
+    long long fsize;    /* -1: no limit */
 } bad_case;
 
 /* The lines of text from *at up to a line "end" (consumed), joined. */
@@ -85,6 +94,7 @@ static void load_case(const char *file, const char *dir, bad_case *c)
     gk_autofree char *text = gk_test_read(file, NULL);
     ck_assert_msg(text, "cannot read %s", file);
     c->want_exit = -1;
+    c->fsize = -1;
     for (char *at = text; *at;) {
         char *nl = strchr(at, '\n');
         ck_assert_msg(nl, "%s: the last line has no newline", file);
@@ -96,7 +106,8 @@ static void load_case(const char *file, const char *dir, bad_case *c)
         char name[256], target[512];
         unsigned long long size;
         if (strncmp(line, "file ", 5) == 0) {
-            gk_autofree char *body = block(&at, file);
+            gk_autofree char *raw = block(&at, file);
+            gk_autofree char *body = subst_dir(raw, dir);
             gk_autofree char *path = gk_printf("%s/%s", dir, line + 5);
             gk_test_write(path, body, 0644);
         } else if (sscanf(line, "dir %255s", name) == 1) {
@@ -117,13 +128,17 @@ static void load_case(const char *file, const char *dir, bad_case *c)
         } else if (strncmp(line, "run ", 4) == 0) {
             char *save = NULL;
             for (char *w = strtok_r(line + 4, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-                gk_autofree char *word = subst_dir(w, dir);
+                gk_autofree char *word = strcmp(w, "''") == 0 ? gk_strdup("") : subst_dir(w, dir);
                 if (!c->tool)
                     c->tool = gk_strdup(word);
                 else
                     gk_strvec_push(&c->argv, word);
             }
+        } else if (sscanf(line, "fsize %lld", &c->fsize) == 1) {
         } else if (sscanf(line, "exit %d", &c->want_exit) == 1) {
+        } else if (strncmp(line, "stderr-has ", 11) == 0) {
+            gk_autofree char *has = subst_dir(line + 11, dir);
+            gk_strvec_push(&c->stderr_has, has);
         } else if (strcmp(line, "stderr") == 0) {
             gk_autofree char *body = block(&at, file);
             c->want_stderr = subst_dir(body, dir);
@@ -147,6 +162,12 @@ START_TEST(bad_input_case)
                   "%s: unknown tool %s", file, c.tool);
     gk_autofree char *tool = gk_printf("%s/%s", gk_test_builddir(), c.tool);
     gk_strvec argv = {0};
+    /* The limit for the command only (the suite writes its own log). */
+    gk_autofree char *fsize = c.fsize >= 0 ? gk_printf("--fsize=%lld", c.fsize) : NULL;
+    if (fsize) {
+        gk_strvec_push(&argv, "/usr/bin/prlimit");
+        gk_strvec_push(&argv, fsize);
+    }
     gk_strvec_push(&argv, "/usr/bin/timeout");
     gk_strvec_push(&argv, CASE_TIMEOUT);
     gk_strvec_push(&argv, tool);
@@ -163,10 +184,16 @@ START_TEST(bad_input_case)
     if (c.want_stderr)
         ck_assert_msg(strcmp(err, c.want_stderr) == 0, "%s: stderr\n%s\nwant\n%s", file, err,
                       c.want_stderr);
+    for (size_t i = 0; i < c.stderr_has.n; i++)
+        ck_assert_msg(strstr(err, c.stderr_has.v[i]), "%s: stderr\n%s\nlacks\n%s", file, err,
+                      c.stderr_has.v[i]);
     for (size_t i = 0; i < c.absent.n; i++) {
-        struct stat st;
-        ck_assert_msg(lstat(c.absent.v[i], &st) < 0, "%s: %s was left behind", file,
-                      c.absent.v[i]);
+        glob_t g;
+        int gr = glob(c.absent.v[i], GLOB_PERIOD | GLOB_NOSORT, NULL, &g);
+        ck_assert_msg(gr == GLOB_NOMATCH, "%s: %s was left behind", file,
+                      gr == 0 ? g.gl_pathv[0] : c.absent.v[i]);
+        if (gr == 0)
+            globfree(&g);
     }
     free(out);
     free(err);
@@ -174,8 +201,54 @@ START_TEST(bad_input_case)
     gk_strvec_free(&argv);
     gk_strvec_free(&c.argv);
     gk_strvec_free(&c.absent);
+    gk_strvec_free(&c.stderr_has);
     free(c.tool);
     free(c.want_stderr);
+    gk_autofree char *rm = gk_printf("rm -rf '%s'", dir);
+    ck_assert(system(rm) == 0);
+}
+END_TEST
+
+/* A signal in the held set that arrives while the temporary exists (here
+ * raised from the SIGXFSZ handler, i.e. in the middle of the write, which
+ * then fails) ends the process only once the temporary is gone. */
+static void raise_term(int sig)
+{
+    (void)sig;
+    raise(SIGTERM);
+}
+
+START_TEST(interrupted_write_leaves_no_temporary)
+{
+    gk_autofree char *dir = gk_printf("%s/badinput-XXXXXX", gk_test_builddir());
+    ck_assert(mkdtemp(dir));
+    gk_autofree char *out = gk_printf("%s/out.json", dir);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        signal(SIGTERM, SIG_DFL); /* Check's handler would kill the suite */
+        signal(SIGXFSZ, raise_term);
+        struct rlimit fs = {4096, RLIM_INFINITY};
+        getrlimit(RLIMIT_FSIZE, &fs);
+        fs.rlim_cur = 4096;
+        setrlimit(RLIMIT_FSIZE, &fs);
+        static char data[1 << 16];
+        memset(data, 'x', sizeof(data));
+        sigset_t hold;
+        sigemptyset(&hold);
+        sigaddset(&hold, SIGTERM);
+        grant_write_file_atomic_holding(out, data, sizeof(data), &hold);
+        _exit(0); /* not reached: SIGTERM is pending */
+    }
+    int st;
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %d", st);
+    gk_autofree char *pat = gk_printf("%s/.out.json.*", dir);
+    glob_t g;
+    int gr = glob(pat, GLOB_NOSORT, NULL, &g);
+    ck_assert_msg(gr == GLOB_NOMATCH, "%s was left behind", gr == 0 ? g.gl_pathv[0] : pat);
+    struct stat sb;
+    ck_assert(lstat(out, &sb) < 0);
     gk_autofree char *rm = gk_printf("rm -rf '%s'", dir);
     ck_assert(system(rm) == 0);
 }
@@ -185,11 +258,17 @@ int main(void)
 {
     gk_autofree char *dir = gk_test_path(CASE_DIR);
     cases = gk_test_files(dir, ".case");
+    /* grantrun's helper is not installed: the build tree's. */
+    gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
+    setenv("GRANTKIT_HELPER", helper, 1);
     Suite *s = suite_create("bad-input");
     TCase *t = tcase_create("corpus");
     tcase_set_timeout(t, 60);
     tcase_add_loop_test(t, bad_input_case, 0, (int)cases.n);
     suite_add_tcase(s, t);
+    TCase *w = tcase_create("write");
+    tcase_add_test(w, interrupted_write_leaves_no_temporary);
+    suite_add_tcase(s, w);
     int rc = cases.n ? gk_test_main(s) : 1; /* no case found: the corpus is missing */
     gk_strvec_free(&cases);
     return rc;

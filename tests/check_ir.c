@@ -210,6 +210,16 @@ END_TEST
 
 /* ---- round trip ----------------------------------------------------------- */
 
+/* Warnings and errors: a note that a source is not on this machine (its
+ * digest unchecked) is no fault of the IR. */
+static size_t non_notes(const grant_diags *d)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < grant_diags_count(d); i++)
+        n += grant_diags_severity(d, i) != 2; /* 2: a note */
+    return n;
+}
+
 static void assert_roundtrip(const char *what, const grant_policy *p, const grant_context *ctx)
 {
     for (int pretty = 0; pretty < 2; pretty++) {
@@ -220,7 +230,7 @@ static void assert_roundtrip(const char *what, const grant_policy *p, const gran
             gk_autofree char *msg = gk_test_render_diags(d);
             ck_abort_msg("%s: reading its own IR failed:\n%s", what, msg);
         }
-        ck_assert_uint_eq(grant_diags_count(d), 0);
+        ck_assert_msg(non_notes(d) == 0, "%s", gk_test_render_diags(d));
         /* Both output forms from either input form. */
         for (int pretty2 = 0; pretty2 < 2; pretty2++) {
             gk_autofree char *want = ir_of(p, pretty2);
@@ -850,7 +860,7 @@ START_TEST(test_context_defaults_yield)
     grant_diags *d = grant_diags_new();
     grant_policy *p = read_ir("hand.json", ir, ctx, d);
     ck_assert_msg(p != NULL, "%s", gk_test_render_diags(d));
-    ck_assert_uint_eq(grant_diags_count(d), 0);
+    ck_assert_uint_eq(non_notes(d), 0);
     ck_assert_str_eq(p->ctx->home, "/home/u");
     ck_assert_str_eq(p->ctx->user, "u");
     ck_assert_str_eq(p->ctx->cwd, "/w");

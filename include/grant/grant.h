@@ -19,6 +19,7 @@
 #ifndef GRANT_GRANT_H
 #define GRANT_GRANT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -379,6 +380,15 @@ GRANT_API const char *grant_version(void);
  * written in place. On failure nothing at path changes and the temporary
  * file is removed. Returns 0 or -errno (-EISDIR for a path ending in '/'). */
 GRANT_API int grant_write_file_atomic(const char *path, const char *data, size_t len);
+/* The same, with the signals in hold blocked (pthread_sigmask, this thread)
+ * for as long as the temporary file exists: a program that ends on SIGINT,
+ * SIGTERM or SIGHUP passes them here and never leaves the temporary behind
+ * (a pending signal is delivered once it is renamed or removed). The
+ * library installs no handler. Writing in place (a path that is no regular
+ * file, e.g. a FIFO whose reader may stall) holds nothing, so an interrupt
+ * still ends that write. hold NULL: as grant_write_file_atomic. */
+GRANT_API int grant_write_file_atomic_holding(const char *path, const char *data, size_t len,
+                                              const sigset_t *hold);
 
 /* ---- JSON --------------------------------------------------------------- */
 
