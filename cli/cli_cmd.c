@@ -211,9 +211,9 @@ int cli_compile_files(const grant_context *ctx, char *const *files, size_t nfile
     if (uses_stdin) {
         char *text = NULL;
         size_t len = 0;
-        rc = cli_read_input("-", &text, &len);
+        rc = grant_read_input("-", &text, &len);
         if (rc < 0) {
-            cli_error("cannot read standard input: %s", strerror(-rc));
+            cli_error("cannot read standard input: %s", grant_read_strerror(rc));
             grant_diags_free(diags);
             return CLI_EXIT_USAGE;
         }

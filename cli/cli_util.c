@@ -52,57 +52,6 @@ size_t cli_print_diags(const grant_diags *d)
     return grant_diags_errors(d);
 }
 
-static int read_fd(int fd, char **out, size_t *len)
-{
-    size_t cap = 8192, n = 0;
-    char *buf = malloc(cap);
-    if (!buf)
-        abort();
-    for (;;) {
-        if (cap - n < 2) {
-            cap *= 2;
-            char *grown = realloc(buf, cap);
-            if (!grown)
-                abort();
-            buf = grown;
-        }
-        ssize_t got = read(fd, buf + n, cap - n - 1);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            int err = errno;
-            free(buf);
-            return -err;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
-}
-
-int cli_read_input(const char *path, char **out, size_t *len)
-{
-    *out = NULL;
-    *len = 0;
-    if (strcmp(path, "-") == 0)
-        return read_fd(STDIN_FILENO, out, len);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        close(fd);
-        return -EISDIR;
-    }
-    int rc = read_fd(fd, out, len);
-    close(fd);
-    return rc;
-}
-
 int cli_write_file(const char *path, const char *data, size_t len)
 {
     sigset_t hold;

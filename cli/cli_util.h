@@ -33,11 +33,6 @@ void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
  * Returns the number of errors among them. */
 size_t cli_print_diags(const grant_diags *d);
 
-/* Read a whole file, or standard input when path is "-". Returns 0 or
- * -errno; *out is NUL-terminated and malloc'd. A NUL byte inside the text
- * is kept (the library reports it with a position). */
-int cli_read_input(const char *path, char **out, size_t *len);
-
 /* grant_write_file_atomic with the signals that end a CLI (INT, TERM,
  * HUP, QUIT) held while its temporary file exists, so an interrupt never
  * leaves DIR/.BASE.NNNNNNNN behind (they take effect once it is renamed

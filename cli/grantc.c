@@ -258,9 +258,9 @@ static int cmd_fmt(int argc, char **argv)
 
     char *text = NULL;
     size_t len = 0;
-    int rc = cli_read_input(path, &text, &len);
+    int rc = grant_read_input(path, &text, &len);
     if (rc < 0) {
-        cli_error("cannot read '%s': %s", path, strerror(-rc));
+        cli_error("cannot read '%s': %s", path, grant_read_strerror(rc));
         return CLI_EXIT_USAGE;
     }
     grant_diags *diags = grant_diags_new();
@@ -900,9 +900,9 @@ static int sbpl_queries(const grant_sbpl *s, const char *file, const char *vnode
 {
     char *text = NULL;
     size_t len = 0;
-    int rc = cli_read_input(file, &text, &len);
+    int rc = grant_read_input(file, &text, &len);
     if (rc < 0) {
-        cli_error("cannot read '%s': %s", file, strerror(-rc));
+        cli_error("cannot read '%s': %s", file, grant_read_strerror(rc));
         return CLI_EXIT_USAGE;
     }
     int status = CLI_EXIT_OK;

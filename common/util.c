@@ -544,6 +544,22 @@ int gk_write_file_atomic(const char *path, const char *data, size_t len)
     return write_file_atomic(path, data, len, NULL);
 }
 
+int grant_read_input(const char *path, char **out, size_t *len)
+{
+    if (!path || !out)
+        return -EINVAL;
+    size_t n = 0;
+    int rc = gk_read_file(path, out, &n);
+    if (len)
+        *len = rc == 0 ? n : 0;
+    return rc;
+}
+
+const char *grant_read_strerror(int rc)
+{
+    return gk_read_strerror(rc);
+}
+
 int grant_write_file_atomic(const char *path, const char *data, size_t len)
 {
     return write_file_atomic(path, data, len, NULL);

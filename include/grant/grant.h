@@ -372,6 +372,15 @@ GRANT_API const char *grant_version(void);
 
 /* ---- files ------------------------------------------------------------ */
 
+/* Read a policy input whole, as the compiler reads its own: a regular file
+ * ("-": standard input) of at most 64 MiB, opened without blocking, so a
+ * FIFO or a device such as /dev/zero is refused at once. Returns 0 or
+ * -errno: -EISDIR, -EINVAL (not a regular file), -EFBIG (too large), or the
+ * open/read error; *out is NUL-terminated (a NUL inside is kept) and the
+ * caller's. grant_read_strerror words a code for a message. */
+GRANT_API int grant_read_input(const char *path, char **out, size_t *len);
+GRANT_API const char *grant_read_strerror(int rc);
+
 /* Write len bytes of data to path atomically: a temporary file beside it,
  * fsync, rename over path, fsync the directory, so a reader sees the old
  * content or the new, never a part. An existing file keeps its permission
