@@ -91,6 +91,35 @@ static bool has_dotdot(const char *rel)
     return false;
 }
 
+/* The first directory of the policy path holding a readable rel: the
+ * file's name there, or NULL. What is found there stays under it: a file a
+ * link leads out of its directory ends the search with *outside (where it
+ * leads) and *dir (the directory) set. Both callers refuse '..' first. */
+static char *policy_path_find(const char *pp, const char *rel, char **outside, char **dir)
+{
+    char *list = gk_strdup(pp), *save = NULL, *found = NULL;
+    for (char *d = strtok_r(list, ":", &save); d && !found && !*outside;
+         d = strtok_r(NULL, ":", &save)) {
+        char *cand = gk_path_join(d, rel);
+        if (access(cand, R_OK) != 0) {
+            free(cand);
+            continue;
+        }
+        gk_autofree char *real_dir = realpath(d, NULL), *real = realpath(cand, NULL);
+        size_t n = real_dir ? strlen(real_dir) : 0;
+        if (!real_dir || !real || strncmp(real, real_dir, n) != 0 ||
+            (real[n] != '/' && !(n == 1 && real_dir[0] == '/'))) {
+            *outside = gk_strdup(real ? real : cand);
+            *dir = gk_strdup(d);
+            free(cand);
+        } else {
+            found = cand;
+        }
+    }
+    free(list);
+    return found;
+}
+
 static char *resolve_include(loader *L, const char *from, const char *rel, gk_loc loc)
 {
     if (rel[0] == '/')
@@ -108,28 +137,13 @@ static char *resolve_include(loader *L, const char *from, const char *rel, gk_lo
                     "'%s' climbs out of the policy path with '..'", rel);
         return NULL;
     }
-    char *list = gk_strdup(pp), *save = NULL;
-    char *found = NULL;
-    for (char *d = strtok_r(list, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-        char *cand = gk_path_join(d, rel);
-        if (access(cand, R_OK) != 0) {
-            free(cand);
-            continue;
-        }
-        gk_autofree char *real_dir = realpath(d, NULL), *real = realpath(cand, NULL);
-        size_t n = real_dir ? strlen(real_dir) : 0;
-        if (!real_dir || !real || strncmp(real, real_dir, n) != 0 ||
-            (real[n] != '/' && !(n == 1 && real_dir[0] == '/'))) {
-            gk_diag_add(L->diags, GK_ERROR, loc, "policy path entries must not link out of it",
-                        "'%s' on the policy path leads to '%s', outside '%s'", rel,
-                        real ? real : cand, d);
-            free(cand);
-            free(list);
-            return NULL;
-        }
-        found = cand;
+    gk_autofree char *outside = NULL, *dir = NULL;
+    char *found = policy_path_find(pp, rel, &outside, &dir);
+    if (outside) {
+        gk_diag_add(L->diags, GK_ERROR, loc, "policy path entries must not link out of it",
+                    "'%s' on the policy path leads to '%s', outside '%s'", rel, outside, dir);
+        return NULL;
     }
-    free(list);
     if (!found)
         gk_diag_add(L->diags, GK_ERROR, loc,
                     "files beside this one are included with './'; others are looked up "
@@ -356,17 +370,10 @@ static char *top_level_name(loader *L, const char *name)
         gk_has_prefix(name, "../") || has_dotdot(name) || access(name, F_OK) == 0 ||
         errno != ENOENT || !L->ctx->policy_path)
         return gk_strdup(name);
-    char *list = gk_strdup(L->ctx->policy_path), *save = NULL, *found = NULL;
-    for (char *d = strtok_r(list, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-        char *cand = gk_path_join(d, name);
-        gk_autofree char *real_dir = realpath(d, NULL), *real = realpath(cand, NULL);
-        size_t n = real_dir ? strlen(real_dir) : 0;
-        if (real && real_dir && strncmp(real, real_dir, n) == 0 && real[n] == '/')
-            found = cand;
-        else
-            free(cand);
-    }
-    free(list);
+    /* One leading out of the policy path is not taken: the name stays,
+     * and reading it fails as it would have. */
+    gk_autofree char *outside = NULL, *dir = NULL;
+    char *found = policy_path_find(L->ctx->policy_path, name, &outside, &dir);
     return found ? found : gk_strdup(name);
 }
 
