@@ -10,6 +10,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "analysis/analysis.h"
+#include "common/pathmap.h"
 #include "lattice/lattice.h"
 #include "gate/gate.h"
 
@@ -511,8 +512,11 @@ static const gk_region *refusal_redundant(const audit *A, size_t i, int which, s
     const gk_layer *f = A->s->v[i];
     const gk_region *e = which == 0 ? &f->fs.deny.v[k] : &f->fs.readonly.v[k];
     const refusal_key *best = NULL;
+    gk_path_prefixes px;
+    gk_path_prefixes_of(e->p.real, &px);
     gk_autofree char *a = gk_strdup(e->p.real);
-    for (;;) {
+    for (size_t pi = px.n; pi-- > 0;) { /* e itself, then each ancestor */
+        a[px.len[pi]] = '\0';
         refusal_key probe = {.key = a};
         refusal_key *hit = A->nrefusals ? bsearch(&probe, A->refusals, A->nrefusals,
                                                   sizeof(*A->refusals), refusal_key_cmp)
@@ -536,13 +540,8 @@ static const gk_region *refusal_redundant(const audit *A, size_t i, int which, s
                  (c->layer < best->layer || (c->layer == best->layer && c->index < best->index))))
                 best = c;
         }
-        /* The parent: "/a/b" -> "/a" -> "/", "c:/a" -> "c:/" (drives). */
-        char *slash = strrchr(a, '/');
-        if (!slash || slash[1] == '\0')
-            break;
-        bool root = slash == a || slash[-1] == ':';
-        slash[root ? 1 : 0] = '\0';
     }
+    gk_path_prefixes_free(&px);
     if (!best)
         return NULL;
     *by_deny = best->kind == 0;
@@ -575,24 +574,24 @@ static const gk_region *same_layer_cover(const gk_regions *list, size_t k)
 {
     const gk_region *r = &list->v[k];
     long best = -1;
-    gk_autofree char *a = gk_strdup(r->p.real);
-    for (;;) {
-        size_t len = strlen(a);
-        bool self = strcmp(a, r->p.real) == 0;
-        for (long m = gk_regions_first_real(list, a, len);
-             m >= 0 && (size_t)m < list->n && strcmp(list->v[m].p.real, a) == 0; m++) {
+    gk_path_prefixes px;
+    gk_path_prefixes_of(r->p.real, &px);
+    for (size_t pi = 0; pi < px.n; pi++) {
+        size_t len = px.len[pi];
+        bool self = r->p.real[len] == '\0';
+        /* The first of each run of equal spellings is its smallest index. */
+        for (long m = gk_regions_first_real(list, r->p.real, len);
+             m >= 0 && (size_t)m < list->n && strncmp(list->v[m].p.real, r->p.real, len) == 0 &&
+             list->v[m].p.real[len] == '\0';
+             m++) {
             if ((size_t)m == k || (self && (size_t)m > k))
                 continue;
             if (best < 0 || m < best)
                 best = m;
-            break; /* the first of the run is the smallest index */
-        }
-        char *slash = strrchr(a, '/');
-        if (!slash || slash[1] == '\0')
             break;
-        bool root = slash == a || slash[-1] == ':';
-        slash[root ? 1 : 0] = '\0';
+        }
     }
+    gk_path_prefixes_free(&px);
     return best < 0 ? NULL : &list->v[best];
 }
 
