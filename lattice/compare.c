@@ -283,6 +283,43 @@ static void sig_admit(gk_buf *b, const gk_admit *a)
     }
 }
 
+/* Append, for every layer of both policies, what one item's rules there
+ * are ('|' between layers): the signature two interchangeable items share. */
+static void sig_layers(const compare_in *in, const char *item, gk_buf *b,
+                       void (*rules)(gk_buf *, const gk_exec_dim *, const char *))
+{
+    for (int k = 0; k < 2; k++)
+        for (size_t l = 0; l < in->pol[k]->stack.n; l++) {
+            const gk_layer *f = in->pol[k]->stack.v[l];
+            gk_buf_putc(b, '|');
+            if (f->has_exec)
+                rules(b, &f->exec, item);
+        }
+}
+
+static void name_rules(gk_buf *b, const gk_exec_dim *x, const char *n)
+{
+    sig_admit(b, gk_admits_find(&x->names, n));
+    if (gk_entries_has(&x->veto_names, n))
+        gk_buf_putc(b, 'V');
+    for (size_t i = 0; i < x->veto_match.n; i++)
+        if (gk_veto_pattern_hits(x, i, n, strlen(n), NULL))
+            gk_buf_printf(b, "P%zu,", i);
+}
+
+static void file_rules(gk_buf *b, const gk_exec_dim *x, const char *file)
+{
+    sig_admit(b, gk_admits_find(&x->files, file));
+    if (gk_entries_has(&x->veto_files, file))
+        gk_buf_putc(b, 'V');
+    for (size_t i = 0; i < x->dirs.n; i++)
+        if (gk_path_within(file, x->dirs.v[i].key) && strcmp(file, x->dirs.v[i].key))
+            gk_buf_printf(b, "D%zu,", i);
+    for (size_t i = 0; i < x->veto_dirs.n; i++)
+        if (gk_path_within(file, x->veto_dirs.v[i].key) && strcmp(file, x->veto_dirs.v[i].key))
+            gk_buf_printf(b, "W%zu,", i);
+}
+
 static char *name_sig(const compare_in *in, const char *n)
 {
     /* A name that a place turns into a mentioned file is its own class. */
@@ -292,20 +329,7 @@ static char *name_sig(const compare_in *in, const char *n)
             return gk_concat("\x1dunique:", n);
     }
     gk_buf b = {0};
-    for (int k = 0; k < 2; k++)
-        for (size_t l = 0; l < in->pol[k]->stack.n; l++) {
-            const gk_layer *f = in->pol[k]->stack.v[l];
-            gk_buf_putc(&b, '|');
-            if (!f->has_exec)
-                continue;
-            const gk_exec_dim *x = &f->exec;
-            sig_admit(&b, gk_admits_find(&x->names, n));
-            if (gk_entries_has(&x->veto_names, n))
-                gk_buf_putc(&b, 'V');
-            for (size_t i = 0; i < x->veto_match.n; i++)
-                if (gk_veto_pattern_hits(x, i, n, strlen(n), NULL))
-                    gk_buf_printf(&b, "P%zu,", i);
-        }
+    sig_layers(in, n, &b, name_rules);
     gk_buf_putc(&b, '\0');
     return gk_buf_steal(&b, NULL);
 }
@@ -313,24 +337,7 @@ static char *name_sig(const compare_in *in, const char *n)
 static char *file_sig(const compare_in *in, const char *file)
 {
     gk_buf b = {0};
-    for (int k = 0; k < 2; k++)
-        for (size_t l = 0; l < in->pol[k]->stack.n; l++) {
-            const gk_layer *f = in->pol[k]->stack.v[l];
-            gk_buf_putc(&b, '|');
-            if (!f->has_exec)
-                continue;
-            const gk_exec_dim *x = &f->exec;
-            sig_admit(&b, gk_admits_find(&x->files, file));
-            if (gk_entries_has(&x->veto_files, file))
-                gk_buf_putc(&b, 'V');
-            for (size_t i = 0; i < x->dirs.n; i++)
-                if (gk_path_within(file, x->dirs.v[i].key) && strcmp(file, x->dirs.v[i].key))
-                    gk_buf_printf(&b, "D%zu,", i);
-            for (size_t i = 0; i < x->veto_dirs.n; i++)
-                if (gk_path_within(file, x->veto_dirs.v[i].key) &&
-                    strcmp(file, x->veto_dirs.v[i].key))
-                    gk_buf_printf(&b, "W%zu,", i);
-        }
+    sig_layers(in, file, &b, file_rules);
     gk_autofree char *base = name_sig(in, gk_basename(file));
     gk_buf_putc(&b, '#');
     gk_buf_puts(&b, base);
