@@ -959,15 +959,6 @@ static void link_to(const char *root, const char *rel, const char *target)
     ck_assert_int_eq(symlink(target, p), 0);
 }
 
-static void copy_file(const char *from, const char *to, mode_t mode)
-{
-    size_t len = 0;
-    gk_autofree char *data = gk_test_read(from, &len);
-    ck_assert_ptr_nonnull(data);
-    ck_assert_int_eq(gk_write_file_atomic(to, data, len), 0);
-    ck_assert_int_eq(chmod(to, mode), 0);
-}
-
 /* The tree every host case and launch uses. Programs in bin/ are copies of
  * the probe (so they can be executed with no loader). */
 static void build_tree(const char *r, const char *probe)
@@ -999,8 +990,8 @@ static void build_tree(const char *r, const char *probe)
     if (probe) {
         gk_autofree char *victim = gk_path_join(r, "bin/victim");
         gk_autofree char *ok = gk_path_join(r, "bin/okprog");
-        copy_file(probe, victim, 0755);
-        copy_file(probe, ok, 0755);
+        gk_test_copy(probe, victim, 0755);
+        gk_test_copy(probe, ok, 0755);
     } else {
         put(r, "bin/victim", "#!/bin/true\n");
         put(r, "bin/okprog", "#!/bin/true\n");

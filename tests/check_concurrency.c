@@ -51,15 +51,9 @@ static const char policy_text[] = "grant c {\n"
                                   "    net deny;\n"
                                   "}\n";
 
-/* The unprivileged user (testutil.h: made when the suite runs as root). */
-static void find_user(void)
-{
-    have_user = gk_test_user(&user_uid, &user_gid);
-}
-
 static void setup(void)
 {
-    find_user();
+    have_user = gk_test_user(&user_uid, &user_gid); /* made when run as root */
     char tmpl[] = "/var/tmp/gk-conc-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(tmpl));
     ck_assert_int_eq(chmod(tmpl, 0755), 0);

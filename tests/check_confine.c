@@ -263,19 +263,6 @@ typedef struct envelope {
     char *helper;
 } envelope;
 
-static void copy_file(const char *from, const char *to, mode_t mode)
-{
-    size_t len = 0;
-    char *data = gk_test_read(from, &len);
-    ck_assert_ptr_nonnull(data);
-    int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-    ck_assert_int_eq(fchmod(fd, mode), 0);
-    close(fd);
-    free(data);
-}
-
 static envelope envelope_new(void)
 {
     envelope e = {0};
@@ -288,7 +275,7 @@ static envelope envelope_new(void)
     gk_test_write(e.secret, "secret\n", 0644);
     gk_autofree char *prog = gk_printf("%s/w/prog", e.base);
     gk_autofree char *data = gk_printf("%s/w/data", e.base);
-    copy_file("/usr/bin/true", prog, 0755);
+    gk_test_copy("/usr/bin/true", prog, 0755);
     gk_test_write(data, "not a program\n", 0644);
     e.helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
     ck_assert_msg(access(e.helper, X_OK) == 0, "no helper at %s", e.helper);

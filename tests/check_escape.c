@@ -31,28 +31,9 @@ static uid_t user_uid; /* the unprivileged user */
 static gid_t user_gid;
 static bool have_user;
 
-static void copy_file(const char *from, const char *to, mode_t mode)
-{
-    size_t len = 0;
-    char *data = gk_test_read(from, &len);
-    ck_assert_ptr_nonnull(data);
-    int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-    ck_assert_int_eq(fchmod(fd, mode), 0);
-    close(fd);
-    free(data);
-}
-
-/* The unprivileged user (testutil.h: made when the suite runs as root). */
-static void find_user(void)
-{
-    have_user = gk_test_user(&user_uid, &user_gid);
-}
-
 static void setup(void)
 {
-    find_user();
+    have_user = gk_test_user(&user_uid, &user_gid); /* made when run as root */
     char tmpl[] = "/var/tmp/gk-escape-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(tmpl));
     ck_assert_int_eq(chmod(tmpl, 0755), 0);
@@ -63,7 +44,7 @@ static void setup(void)
     ck_assert_int_eq(mkdir(bin, 0755), 0);
     probe = gk_printf("%s/escape-probe", bin);
     gk_autofree char *built = gk_printf("%s/tests/escape-probe", gk_test_builddir());
-    copy_file(built, probe, 0755);
+    gk_test_copy(built, probe, 0755);
     gk_autofree char *hello = gk_printf("%s/hello.txt", project);
     gk_test_write(hello, "hello from the project\n", 0644);
     gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
@@ -252,7 +233,7 @@ START_TEST(a_readonly_rebind_inside_a_write_region_is_noexec)
     gk_autofree char *hooks = gk_printf("%s/hooks", project);
     ck_assert_int_eq(mkdir(hooks, 0755), 0);
     gk_autofree char *planted = gk_printf("%s/t", hooks);
-    copy_file("/usr/bin/true", planted, 0755);
+    gk_test_copy("/usr/bin/true", planted, 0755);
     run r = grantrun_as(false, ARGS("-p", pol, "--", probe, "cp:/usr/bin/true:hooks/x",
                                     "ldso:hooks/t", "cp:hooks/t:copy", LOADER_CONTROL));
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
@@ -279,9 +260,9 @@ START_TEST(a_vetoed_program_off_path_or_hard_linked_is_masked)
     gk_autofree char *vetoed = gk_printf("%s/vetoed", bin);
     gk_autofree char *link_ = gk_printf("%s/innocent", bin);
     gk_autofree char *ok = gk_printf("%s/admitted", bin);
-    copy_file("/usr/bin/true", py, 0755);
-    copy_file("/usr/bin/true", vetoed, 0755);
-    copy_file("/usr/bin/true", ok, 0755);
+    gk_test_copy("/usr/bin/true", py, 0755);
+    gk_test_copy("/usr/bin/true", vetoed, 0755);
+    gk_test_copy("/usr/bin/true", ok, 0755);
     ck_assert_int_eq(link(vetoed, link_), 0);
     gk_autofree char *pol = policy("v.grant", "grant v {\n"
                                               "    exec {\n"
@@ -415,7 +396,7 @@ START_TEST(nothing_written_is_setuid_with_vetoes_only)
      * is not restricted, so nothing is noexec). */
     gk_autofree char *pol = gk_test_path("policies/base/minimal.grant");
     gk_autofree char *local = gk_printf("%s/escape-probe", project);
-    copy_file(probe, local, 0755);
+    gk_test_copy(probe, local, 0755);
     no_setuid(false, pol, local);
 }
 END_TEST

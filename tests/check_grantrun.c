@@ -56,15 +56,8 @@ static void setup(void)
     gk_autofree char *hello = gk_printf("%s/hello.txt", project);
     gk_test_write(hello, "hello from the project\n", 0644);
     /* A program written where the command may write: noexec must stop it. */
-    size_t len = 0;
-    char *prog = gk_test_read("/usr/bin/true", &len);
-    ck_assert_ptr_nonnull(prog);
     gk_autofree char *dst = gk_printf("%s/written-prog", project);
-    int fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, prog, len), (ssize_t)len);
-    close(fd);
-    free(prog);
+    gk_test_copy("/usr/bin/true", dst, 0755);
     ck_assert_int_eq(chdir(project), 0);
     gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
     ck_assert_int_eq(setenv("GRANTKIT_HELPER", helper, 1), 0);

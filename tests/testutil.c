@@ -263,3 +263,16 @@ bool gk_test_user(uid_t *uid, gid_t *gid)
     *gid = pw->pw_gid;
     return true;
 }
+
+void gk_test_copy(const char *from, const char *to, unsigned mode)
+{
+    size_t len = 0;
+    char *data = gk_test_read(from, &len);
+    ck_assert_msg(data, "cannot read %s", from);
+    int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode);
+    ck_assert_msg(fd >= 0, "cannot create %s: %s", to, strerror(errno));
+    ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+    ck_assert_int_eq(fchmod(fd, (mode_t)mode), 0);
+    close(fd);
+    free(data);
+}

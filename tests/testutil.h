@@ -22,6 +22,9 @@ char *gk_test_read(const char *path, size_t *len);
 /* Write text to path with mode (created or truncated); fails the test on
  * any error. */
 void gk_test_write(const char *path, const char *text, unsigned mode);
+/* Copy from to to (created or truncated) with mode; fails the test on any
+ * error. */
+void gk_test_copy(const char *from, const char *to, unsigned mode);
 /* Every file below dir (recursive) whose name ends in suffix, sorted. */
 gk_strvec gk_test_files(const char *dir, const char *suffix);
 /* The fixed offline context of the golden tests: --target linux,
