@@ -960,7 +960,7 @@ START_TEST(test_git_writable_host)
     make_dirs(sub);
     const char *partial = "grant g { fs { write cwd:; readonly cwd:/.git/hooks cwd:/.git/config; } }\n";
     const char *whole = "grant g { fs { write cwd:; readonly cwd:/.git; } }\n";
-    gk_autofree char *file = NULL;
+    char *file = NULL;
     size_t n = 0;
 
     /* No repository: nothing to say. */
