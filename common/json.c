@@ -101,10 +101,34 @@ static const char *skip_plain(const char *p, const char *end)
     return p;
 }
 
-void gk_json_quote(gk_buf *b, const char *s)
+/* The bytes of one escaped unit starting at p (p < end), and their
+ * escaped size; *adv is how many source bytes the unit covers. Shared by
+ * the writer and the measurer so a budget measured is a budget written. */
+static size_t escaped_unit(const char *p, const char *end, size_t *adv)
+{
+    unsigned char c = (unsigned char)*p;
+    if (c >= 0x80) {
+        size_t k = 2;
+        while (k <= 4 && p + k <= end && !gk_utf8_valid(p, k))
+            k++;
+        if (k <= 4 && p + k <= end) {
+            *adv = k;
+            return k;
+        }
+        *adv = 1;
+        return 3; /* U+FFFD */
+    }
+    *adv = 1;
+    switch (c) {
+    case '"': case '\\': case '\n': case '\t': case '\r': case '\b': case '\f': return 2;
+    default: return c < 0x20 ? 6 : 1;
+    }
+}
+
+void gk_json_quote_len(gk_buf *b, const char *s, size_t len)
 {
     gk_buf_putc(b, '"');
-    const char *end = s + strlen(s);
+    const char *end = s + len;
     const char *run = s;
     const char *p = s;
     for (;;) {
@@ -113,11 +137,10 @@ void gk_json_quote(gk_buf *b, const char *s)
             break;
         unsigned char c = (unsigned char)*p;
         if (c >= 0x80) {
-            size_t k = 2;
-            while (k <= 4 && p + k <= end && !gk_utf8_valid(p, k))
-                k++;
-            if (k <= 4 && p + k <= end) {
-                p += k;
+            size_t adv;
+            size_t out = escaped_unit(p, end, &adv);
+            if (out == adv) {
+                p += adv;
                 continue;
             }
             gk_buf_add(b, run, (size_t)(p - run));
@@ -142,6 +165,56 @@ void gk_json_quote(gk_buf *b, const char *s)
     gk_buf_putc(b, '"');
 }
 
+void gk_json_quote(gk_buf *b, const char *s)
+{
+    gk_json_quote_len(b, s, strlen(s));
+}
+
+size_t gk_json_escaped_size(const char *s, size_t len)
+{
+    const char *end = s + len;
+    const char *p = s;
+    size_t n = 0;
+    for (;;) {
+        const char *q = skip_plain(p, end);
+        n += (size_t)(q - p);
+        p = q;
+        if (p == end)
+            return n;
+        size_t adv;
+        n += escaped_unit(p, end, &adv);
+        p += adv;
+    }
+}
+
+size_t gk_json_escaped_prefix(const char *s, size_t len, size_t budget, size_t *escaped)
+{
+    const char *end = s + len;
+    const char *p = s;
+    size_t n = 0;
+    while (p < end) {
+        const char *q = skip_plain(p, end);
+        if ((size_t)(q - p) > budget - n) {
+            p += budget - n;
+            n = budget;
+            break;
+        }
+        n += (size_t)(q - p);
+        p = q;
+        if (p == end)
+            break;
+        size_t adv;
+        size_t out = escaped_unit(p, end, &adv);
+        if (out > budget - n)
+            break;
+        n += out;
+        p += adv;
+    }
+    if (escaped)
+        *escaped = n;
+    return (size_t)(p - s);
+}
+
 char *grant_json_string(const char *s)
 {
     if (!s)
@@ -149,6 +222,12 @@ char *grant_json_string(const char *s)
     gk_buf b = {0};
     gk_json_quote(&b, s);
     return gk_buf_steal(&b, NULL);
+}
+
+void gk_json_string_len(gk_json_out *j, const char *s, size_t len)
+{
+    before_item(j);
+    gk_json_quote_len(j->b, s, len);
 }
 
 void gk_json_string(gk_json_out *j, const char *s)

@@ -50,7 +50,18 @@ GK_HIDDEN void gk_json_string(gk_json_out *j, const char *s); /* NULL: null */
 GK_HIDDEN void gk_json_null(gk_json_out *j);
 GK_HIDDEN void gk_json_bool(gk_json_out *j, bool v);
 GK_HIDDEN void gk_json_int(gk_json_out *j, long long v);
+/* Bytes that may hold NUL (captured output): U+0000 becomes \u0000. */
+GK_HIDDEN void gk_json_string_len(gk_json_out *j, const char *s, size_t len);
 /* A JSON string literal of s into b (what gk_json_string writes). */
 GK_HIDDEN void gk_json_quote(gk_buf *b, const char *s);
+GK_HIDDEN void gk_json_quote_len(gk_buf *b, const char *s, size_t len);
+/* The size of s's escaped form, quotes not counted: what a budget on a
+ * field's JSON encoding measures. */
+GK_HIDDEN size_t gk_json_escaped_size(const char *s, size_t len);
+/* The longest prefix of s whose escaped form fits budget bytes, cut only
+ * between escaped units, so never inside a UTF-8 sequence; returns its
+ * length in source bytes and stores its escaped size in *escaped. A
+ * plain-ASCII run is cut anywhere inside it (each byte is a unit). */
+GK_HIDDEN size_t gk_json_escaped_prefix(const char *s, size_t len, size_t budget, size_t *escaped);
 
 #endif

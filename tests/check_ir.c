@@ -620,6 +620,42 @@ END_TEST
 
 /* The one string rule (common/json.h, grantc(1) JSON OUTPUT), once, as a
  * table: every JSON document of the library and the CLIs goes through it. */
+/* Budgets are measured on the escaped form: the measurer agrees with the
+ * writer on every string, NULs included, and a cut prefix fits its budget
+ * and never splits a UTF-8 sequence (so the bytes kept print as they were). */
+START_TEST(test_json_escaped_budget)
+{
+    static const char *const samples[] = {
+        "plain", "a\"b\\c", "tab\there\n", "\x01\x1f\x7f", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+        "bad \xff\xc3 tail", "\xe2\x82", "",
+    };
+    for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {
+        const char *s = samples[i];
+        gk_buf b = {0};
+        gk_json_quote(&b, s);
+        ck_assert_uint_eq(gk_json_escaped_size(s, strlen(s)), b.len - 2);
+        for (size_t budget = 0; budget <= b.len; budget++) {
+            size_t esc = 0;
+            size_t keep = gk_json_escaped_prefix(s, strlen(s), budget, &esc);
+            ck_assert_uint_le(esc, budget);
+            ck_assert_uint_eq(esc, gk_json_escaped_size(s, keep));
+            gk_buf c = {0};
+            gk_json_quote_len(&c, s, keep);
+            ck_assert_msg(c.len - 2 == esc && memcmp(c.data + 1, b.data + 1, esc) == 0,
+                          "sample %zu budget %zu: prefix is not a prefix of the whole", i, budget);
+            gk_buf_free(&c);
+        }
+        gk_buf_free(&b);
+    }
+    const char nul[] = {'a', 0, 'b'};
+    gk_buf b = {0};
+    gk_json_quote_len(&b, nul, 3);
+    ck_assert_str_eq(b.data, "\"a\\u0000b\"");
+    ck_assert_uint_eq(gk_json_escaped_size(nul, 3), 8);
+    gk_buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_json_string_rule)
 {
     static const struct {
@@ -992,6 +1028,7 @@ static Suite *ir_suite(void)
     tcase_add_test(writer, test_escaping_controls);
     tcase_add_test(writer, test_json_out_is_jansson);
     tcase_add_test(writer, test_json_string_rule);
+    tcase_add_test(writer, test_json_escaped_budget);
     suite_add_tcase(s, writer);
 
     TCase *reader = tcase_create("reader");
