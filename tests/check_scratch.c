@@ -552,6 +552,108 @@ START_TEST(diff_each_kind_matches_goldens)
 }
 END_TEST
 
+/* Names that need quoting, a symlink whose target holds a newline, a
+ * name that is not UTF-8: every unified entry stays one line per line of
+ * its own, and the JSON document stays valid (U+FFFD for the bad byte). */
+START_TEST(diff_quotes_odd_names_and_targets)
+{
+    gk_autofree char *dir = temp_dir("odd");
+    int fd = open_dir(dir);
+    gk_snapshot before, after;
+    gk_autofree char *err = NULL;
+    ck_assert_int_eq(gk_snapshot_take(fd, NULL, &before, &err), 0);
+    put(fd, "tab\there", "x\n");
+    put(fd, "quote\"back\\slash", "y\n");
+    put(fd, "bad\xff", "z\n");
+    ck_assert_int_eq(symlinkat("line1\nline2", fd, "nl-link"), 0);
+    ck_assert_int_eq(gk_snapshot_take(fd, NULL, &after, &err), 0);
+    gk_diff_opts o = {.format = GK_DIFF_UNIFIED};
+    char *out;
+    ck_assert_int_eq(gk_scratch_diff(&before, &after, &o, &out, NULL, NULL, &err), 0);
+    ck_assert_str_eq(out, "--- /dev/null\n+++ b/bad\xff\n@@ -0,0 +1 @@\n+z\n"
+                          "New symlink b/nl-link -> \"line1\\nline2\"\n"
+                          "--- /dev/null\n+++ \"b/quote\\\"back\\\\slash\"\n@@ -0,0 +1 @@\n+y\n"
+                          "--- /dev/null\n+++ \"b/tab\\there\"\n@@ -0,0 +1 @@\n+x\n");
+    free(out);
+    o.format = GK_DIFF_JSON;
+    ck_assert_int_eq(gk_scratch_diff(&before, &after, &o, &out, NULL, NULL, &err), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    ck_assert_ptr_nonnull(doc);
+    json_t *first = json_array_get(json_object_get(doc, "changes"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(first, "path")), "/bad\xef\xbf\xbd");
+    json_decref(doc);
+    free(out);
+    gk_snapshot_free(&before);
+    gk_snapshot_free(&after);
+    close(fd);
+    rm_rf(dir);
+}
+END_TEST
+
+/* As the unprivileged user a 0000 file cannot be read: the snapshot says
+ * so, and a change to it is still seen through its size and mtime. */
+static char *unreadable_child(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    put(fd, "secret", "s\n");
+    fchmodat(fd, "secret", 0, 0);
+    gk_snapshot before, after;
+    char *err = NULL;
+    if (gk_snapshot_take(fd, NULL, &before, &err) < 0)
+        return err;
+    const gk_snap_node *n = find(&before, "/secret");
+    if (!n || !n->unreadable || n->bytes)
+        return gk_strdup("a 0000 file was read or not marked unreadable");
+    fchmodat(fd, "secret", 0600, 0);
+    put(fd, "secret", "longer\n");
+    fchmodat(fd, "secret", 0, 0);
+    if (gk_snapshot_take(fd, NULL, &after, &err) < 0)
+        return err;
+    gk_diff_opts o = {.format = GK_DIFF_UNIFIED};
+    char *out;
+    if (gk_scratch_diff(&before, &after, &o, &out, NULL, NULL, &err) < 0)
+        return err;
+    char *fail = NULL;
+    if (strcmp(out, "Files a/secret and b/secret differ (unreadable)\n") != 0)
+        fail = gk_printf("unified: %s", out);
+    free(out);
+    gk_snapshot_free(&before);
+    gk_snapshot_free(&after);
+    close(fd);
+    return fail;
+}
+
+START_TEST(snapshot_of_an_unreadable_file_as_the_test_user)
+{
+    uid_t uid;
+    gid_t gid;
+    ck_assert_msg(gk_test_user(&uid, &gid), "no unprivileged test user");
+    gk_autofree char *dir = temp_dir("unread");
+    ck_assert_int_eq(chown(dir, uid, gid), 0);
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
+            _exit(3);
+        char *fail = unreadable_child(dir);
+        if (fail)
+            (void)!write(pfd[1], fail, strlen(fail));
+        _exit(fail ? 1 : 0);
+    }
+    close(pfd[1]);
+    char msg[1024] = {0};
+    (void)!read(pfd[0], msg, sizeof(msg) - 1);
+    close(pfd[0]);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s (status %d)", msg, st);
+    rm_rf(dir);
+}
+END_TEST
+
 /* ---- the line diff: patch applies it, and it is minimal */
 
 static size_t lcs(const char **a, size_t na, const char **b, size_t nb)
@@ -1116,6 +1218,8 @@ static Suite *suite(void)
     TCase *d = tcase_create("diff");
     tcase_set_timeout(d, 60);
     tcase_add_test(d, diff_each_kind_matches_goldens);
+    tcase_add_test(d, diff_quotes_odd_names_and_targets);
+    tcase_add_test(d, snapshot_of_an_unreadable_file_as_the_test_user);
     tcase_add_test(d, line_diff_applies_with_patch_and_is_minimal);
     tcase_add_test(d, line_diff_hunks_and_bound);
     tcase_add_test(d, json_budget_drops_whole_entries);
