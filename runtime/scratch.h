@@ -70,19 +70,22 @@ typedef struct gk_scratch_totals {
     size_t implied;   /* parents no entry names (created as 0755 dirs) */
 } gk_scratch_totals;
 
-/* The §3a rules, in this order per entry: the path begins with '/', holds
- * no NUL (paths are C strings: a JSON "\u0000" must be refused by the
- * decoder or arrive here as a shorter path, so the frame code checks
- * strlen against the decoded length and calls this with the message
- * GK_SCRATCH_MSG_NUL), no empty component ("//", a trailing '/'), no "."
- * or ".." component, is not "/" itself, the mode is -1 or within 01777
- * (no set-user-ID/set-group-ID bits), a dir carries no bytes; then over
+/* The §3a rules, in this order per entry (gk_scratch_check_path): the
+ * path begins with '/', is not "/" itself, has no empty component ("//",
+ * a trailing '/'), no "." or ".." component, at most GK_SCRATCH_MAX_DEPTH
+ * components; then the mode is -1 or a permission mode (<= 07777) without
+ * set-user-ID/set-group-ID bits, and a dir carries no bytes; then over
  * the list: no duplicate, no entry below a file; then the totals: bytes
  * <= quota_bytes and nodes <= node_limit (0: no limit), both "refused
  * before spawning". Parents need not be listed: a missing one is implied
  * (a 0755 dir) and counted as a node, and so is the tmpfs root, since
  * nr_inodes counts it too: a list that passes always fits the tmpfs's
- * inodes. totals may be NULL. -EINVAL (a rule) or -ENOSPC (a total). */
+ * inodes. Bytes are the files' lengths as §3a says; tmpfs allocates
+ * pages, so many small files can still fill a quota they fit by length:
+ * materialisation then fails with ENOSPC, naming the file. Entries' paths
+ * are C strings: a NUL from a decoded JSON string is found by calling
+ * gk_scratch_check_path with the decoded length first. totals may be
+ * NULL. -EINVAL (a rule) or -ENOSPC (a total). */
 GK_HIDDEN int gk_scratch_validate(const gk_scratch_list *l, uint64_t quota_bytes,
                                   uint64_t node_limit, gk_scratch_totals *totals, char **err);
 #define GK_SCRATCH_MSG_NUL "contains a NUL byte"
