@@ -236,7 +236,8 @@ int gk_snapshot_take(int dirfd, const gk_snapshot_limits *lim, gk_snapshot *out,
         gk_snapshot_free(out);
         return rc;
     }
-    qsort(out->v, out->n, sizeof(*out->v), cmp_node);
+    if (out->n) /* qsort of a NULL array is undefined, even empty */
+        qsort(out->v, out->n, sizeof(*out->v), cmp_node);
     return 0;
 }
 

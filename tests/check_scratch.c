@@ -14,6 +14,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <jansson.h>
@@ -74,6 +75,20 @@ static char *golden_path(const char *name)
 {
     gk_autofree char *rel = gk_printf("tests/data/diff/%s", name);
     return gk_test_path(rel);
+}
+
+/* err matches the formatted message; both are freed. */
+static void expect_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void expect_err(char **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gk_autofree char *want = gk_vprintf(fmt, ap);
+    va_end(ap);
+    ck_assert_ptr_nonnull(*err);
+    ck_assert_str_eq(*err, want);
+    free(*err);
+    *err = NULL;
 }
 
 /* ---- validation: one row per rule, the exact message */
@@ -969,15 +984,15 @@ START_TEST(seed_reads_files_and_trees_and_merges)
     ck_assert_int_eq(gk_scratch_seed_read(lone, NULL, 0, &l, &err), 0);
     /* The same dir seeded again at another place, and a dir merge. */
     ck_assert_int_eq(gk_scratch_seed_read(sub, "/proj/sub", 0, &l, &err), -EEXIST);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"/proj/sub/b.sh\" is already in the baseline "
+    expect_err(&err, "seed \"%s\": \"/proj/sub/b.sh\" is already in the baseline "
                                     "(from an earlier seed)",
-                                    sub));
+                                    sub);
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/proj/sub/lone", 0, &l, &err), 0);
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/lone.txt/x", 0, &l, &err), -EEXIST);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"/lone.txt/x\" is below the file "
+    expect_err(&err, "seed \"%s\": \"/lone.txt/x\" is below the file "
                                     "\"/lone.txt\" of an earlier seed",
-                                    lone));
+                                    lone);
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(proj, "/etc/lone/inner", 0, &l, &err), -EEXIST);
     free(gk_steal(&err));
@@ -1016,10 +1031,10 @@ START_TEST(seed_reads_files_and_trees_and_merges)
     ck_assert_uint_eq(l.n, 0);
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/x", 4, &l, &err), -EFBIG);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": the seeds hold more than 4 bytes", lone));
+    expect_err(&err, "seed \"%s\": the seeds hold more than 4 bytes", lone);
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/a/../b", 0, &l, &err), -EINVAL);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": DEST \"/a/../b\" has a \"..\" component", lone));
+    expect_err(&err, "seed \"%s\": DEST \"/a/../b\" has a \"..\" component", lone);
     rm_rf(dir);
 }
 END_TEST
@@ -1036,29 +1051,28 @@ START_TEST(seed_refuses_host_symlinks_and_special_files)
     gk_scratch_list l = {0};
     gk_autofree char *err = NULL;
     ck_assert_int_eq(gk_scratch_seed_read(top, NULL, 0, &l, &err), -ELOOP);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"%s\" is a symlink (seeds never follow or "
+    expect_err(&err, "seed \"%s\": \"%s\" is a symlink (seeds never follow or "
                                     "copy host symlinks)",
-                                    top, top));
+                                    top, top);
     free(gk_steal(&err));
     gk_autofree char *inner = gk_path_join(proj, "inner-link");
     ck_assert_int_eq(symlink("/etc/passwd", inner), 0);
     ck_assert_int_eq(gk_scratch_seed_read(proj, NULL, 0, &l, &err), -ELOOP);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"%s/inner-link\" is a symlink (seeds never "
+    expect_err(&err, "seed \"%s\": \"%s/inner-link\" is a symlink (seeds never "
                                     "follow or copy host symlinks)",
-                                    proj, proj));
+                                    proj, proj);
     ck_assert_uint_eq(l.n, 0);
     free(gk_steal(&err));
     ck_assert_int_eq(unlink(inner), 0);
     gk_autofree char *fifo = gk_path_join(proj, "fifo");
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
     ck_assert_int_eq(gk_scratch_seed_read(proj, NULL, 0, &l, &err), -EINVAL);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"%s/fifo\" is not a regular file or directory",
-                                    proj, proj));
+    expect_err(&err, "seed \"%s\": \"%s/fifo\" is not a regular file or directory",
+                                    proj, proj);
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(fifo, "/p", 0, &l, &err), -EINVAL);
-    ck_assert_str_eq(err,
-                     gk_printf("seed \"%s\": \"%s\" is not a regular file or directory", fifo,
-                               fifo));
+    expect_err(&err, "seed \"%s\": \"%s\" is not a regular file or directory", fifo,
+                               fifo);
     ck_assert_uint_eq(l.n, 0);
     rm_rf(dir);
 }
