@@ -95,8 +95,9 @@ GK_HIDDEN int gk_scratch_validate(const gk_scratch_list *l, uint64_t quota_bytes
  * message. what names the path in it ("baseline path", "seed DEST"). */
 GK_HIDDEN int gk_scratch_check_path(const char *what, const char *path, size_t len, char **err);
 
-/* Create every entry (and implied parent) of a validated list below
- * dirfd, which must be an empty directory: mkdirat/openat with
+/* Create every entry (and implied parent) of a list below dirfd, which
+ * must be an empty directory (the list is validated again first, without
+ * totals: those are the tmpfs's to enforce now): mkdirat/openat with
  * O_NOFOLLOW|O_EXCL|O_CLOEXEC relative to opened parents, short-write
  * loops, exact modes set by fchmod (umask-independent; directories get
  * theirs after their children exist, so a 0555 dir can hold files).
@@ -231,7 +232,10 @@ GK_HIDDEN int gk_scratch_seed_parse(const char *arg, char **host, char **dest, c
  * path; NULL: the default), appended to into. Refuses (-ELOOP) a host
  * symlink anywhere, the top included, naming it; refuses special files
  * (-EINVAL) and a total content beyond max_bytes (-EFBIG; 0: 1 GiB).
- * Modes are the host's & 01777. Merging with what into already holds: a
+ * The host path's own parents may be symlinks (they are how the user
+ * names it); the path itself and everything below it may not, and
+ * nothing is opened without O_NOFOLLOW. Modes are the host's & 01777
+ * (set-user-ID and set-group-ID bits dropped). Merging with what into already holds: a
  * dir seeded twice merges (the first mode kept); any other path already
  * present, or a path below a file already present, is a conflict
  * (-EEXIST) naming the path and the seed. On failure into is unchanged. */
