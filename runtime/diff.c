@@ -564,6 +564,16 @@ static void unified_file(gk_buf *b, const gk_snap_node *o, const gk_snap_node *n
         gk_buf_printf(b, "Files %s and %s differ (unreadable)\n", an, bn);
         return;
     }
+    /* An empty file has no line to show and a bare ---/+++ pair reads
+     * as nothing at all. */
+    if (!o && n->size == 0) {
+        gk_buf_printf(b, "New empty file %s\n", bn);
+        return;
+    }
+    if (!n && o->size == 0) {
+        gk_buf_printf(b, "Deleted empty file %s\n", an);
+        return;
+    }
     if ((o && !is_text(o)) || (n && !is_text(n))) {
         gk_buf_printf(b, "Binary files %s and %s differ\n", an, bn);
         return;

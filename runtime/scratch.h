@@ -191,6 +191,10 @@ typedef struct gk_diff_opts {
  * without NUL) as ---/+++ headers (/dev/null for a creation or deletion)
  * and @@ hunks with 3 lines of context and "\ No newline at end of file";
  * other files "Binary files a/P and b/P differ" (/dev/null for one side);
+ * an empty file created or deleted "New empty file b/P" / "Deleted empty
+ * file a/P"; a file the snapshot could not read "Files a/P and b/P differ
+ * (unreadable)"; paths (and link targets) holding a control character,
+ * '"' or '\\' are double-quoted with C escapes, as git does;
  * dirs "New directory b/P" / "Deleted directory a/P"; symlinks
  * "New symlink b/P -> T", "Deleted symlink a/P -> T", "Changed symlink
  * b/P: T1 -> T2"; other nodes "New special file b/P" / "Deleted special

@@ -486,6 +486,7 @@ static void make_change_trees(const char *dir, gk_snapshot *before, gk_snapshot 
     gk_scratch_list_add(&l, "/prog.bin", GK_SCRATCH_FILE, bin1, sizeof(bin1), 0755);
     gk_scratch_list_add(&l, "/mode.sh", GK_SCRATCH_FILE, "#!/bin/sh\n", 10, 0644);
     gk_scratch_list_add(&l, "/eol.txt", GK_SCRATCH_FILE, "a\nb", 3, -1);
+    gk_scratch_list_add(&l, "/empty-gone", GK_SCRATCH_FILE, NULL, 0, -1);
     gk_autofree char *err = NULL;
     ck_assert_int_eq(gk_scratch_validate(&l, 0, 0, NULL, &err), 0);
     int fd = open_dir(dir);
@@ -511,6 +512,8 @@ static void make_change_trees(const char *dir, gk_snapshot *before, gk_snapshot 
     close(b);
     ck_assert_int_eq(fchmodat(fd, "mode.sh", 0755, 0), 0);
     put(fd, "eol.txt", "a\nb\n");
+    ck_assert_int_eq(unlinkat(fd, "empty-gone", 0), 0);
+    put(fd, "empty-new", "");
     ck_assert_int_eq(symlinkat("keep.txt", fd, "link"), 0);
     ck_assert_int_eq(mkfifoat(fd, "pipe", 0600), 0);
     stamp_all(fd, 1000000000);
