@@ -1032,7 +1032,13 @@ START_TEST(seed_reads_files_and_trees_and_merges)
     gk_scratch_list_free(&l);
     ck_assert_int_eq(gk_scratch_seed_read(proj, "/", 10, &l, &err), -EFBIG);
     ck_assert_uint_eq(l.n, 0);
-    free(gk_steal(&err));
+    expect_err(&err, "seed \"%s\": the seeds hold more than 10 bytes", proj);
+    /* The bound is on all seeds together. */
+    ck_assert_int_eq(gk_scratch_seed_read(lone, "/one", 20, &l, &err), 0);
+    ck_assert_int_eq(gk_scratch_seed_read(proj, "/p", 20, &l, &err), -EFBIG);
+    expect_err(&err, "seed \"%s\": the seeds hold more than 20 bytes", proj);
+    ck_assert_uint_eq(l.n, 1);
+    gk_scratch_list_free(&l);
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/x", 4, &l, &err), -EFBIG);
     expect_err(&err, "seed \"%s\": the seeds hold more than 4 bytes", lone);
     free(gk_steal(&err));
