@@ -63,11 +63,11 @@ static void classify(const line *a, size_t na, const line *b, size_t nb, long *c
         const line *l = k < na ? &a[k] : &b[k - na];
         uint64_t h = gk_fnv(l->s, l->len);
         size_t i = (size_t)h & (size - 1);
-        while (t[i].l && !(t[i].h == h && t[i].l->len == l->len && memcmp(t[i].l->s, l->s, l->len) == 0))
+        while (t[i].l && !(t[i].h == h && t[i].l->len == l->len &&
+                           memcmp(t[i].l->s, l->s, l->len) == 0))
             i = (i + 1) & (size - 1);
-        if (!t[i].l) {
+        if (!t[i].l)
             t[i] = (slot){l, h, next++};
-        }
         if (k < na)
             ca[k] = t[i].id;
         else
