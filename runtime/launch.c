@@ -519,9 +519,8 @@ static void describe(gk_buf *d, const invocation *c, const char *ruleset)
     gk_strvec_free(&args);
 }
 
-/* 1. The gate decides before anything starts. Returns 1 when the command
- * is admitted, 0 when out says why not, or -errno. */
-static int gate_first(const grant_policy *p, const gk_launch_opts *o, gk_launch_result *out)
+/* 1. The gate decides before anything starts (launch.h). */
+int gk_launch_gate(const grant_policy *p, const gk_launch_opts *o, gk_launch_result *out)
 {
     grant_verdict *v = NULL;
     int rc = grant_check_exec(p, (const char *const *)o->argv, o->argc, env_get(o->env, "PATH"),
@@ -793,7 +792,7 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
         return -EINVAL;
     if (gk_target_is_offline(gk_policy_context(p)))
         return -EINVAL; /* paths frozen for another machine */
-    int rc = gate_first(p, o, out);
+    int rc = gk_launch_gate(p, o, out);
     if (rc <= 0)
         return rc;
 
