@@ -1,0 +1,577 @@
+/* check_level.c - the levels of confinement (issue 11) on real hosts that
+ * refuse user namespaces, made inside the suite:
+ *
+ *   no-userns  grantrun nested in `bwrap --unshare-user --disable-userns
+ *              --dev-bind / /`: no user namespace can be created at all;
+ *   no-mount   grantrun under tests/nomount: user namespaces are created,
+ *              but every mount in them fails (as with Ubuntu's AppArmor
+ *              restriction: bwrap dies in "Failed to make / slave");
+ *   host       this machine as it is (namespaces allowed).
+ *
+ * The attack list of the issue runs at both levels, each attack beside a
+ * control that succeeds, as root and as the unprivileged user; auto
+ * refuses a policy that would lose a rule (125, the exact list) and runs
+ * one that loses nothing; --report and grantc audit --level agree on
+ * every bundled policy.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+typedef enum host_kind { HOST, NO_USERNS, NO_MOUNT } host_kind;
+
+static char *base, *project, *probe;
+static uid_t user_uid;
+static gid_t user_gid;
+static bool have_user;
+/* the host's side of the attacks */
+static int tcp_fd = -1, udp_fd = -1, abstract_fd = -1, unix_fd = -1;
+static int tcp_port, udp_port;
+static char abstract_name[64];
+static pid_t victim = -1;
+
+static int listen_inet(int type, int *port)
+{
+    int s = socket(AF_INET, type, 0);
+    ck_assert_int_ge(s, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    socklen_t len = sizeof(sa);
+    ck_assert_int_eq(getsockname(s, (struct sockaddr *)&sa, &len), 0);
+    if (type == SOCK_STREAM)
+        ck_assert_int_eq(listen(s, 8), 0);
+    *port = ntohs(sa.sin_port);
+    return s;
+}
+
+static int listen_unix(const char *name, bool abstract)
+{
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(s, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t len = strlen(name);
+    memcpy(sa.sun_path + abstract, name, len);
+    socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + len + !abstract);
+    ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sl), 0);
+    ck_assert_int_eq(listen(s, 8), 0);
+    return s;
+}
+
+static void setup(void)
+{
+    have_user = gk_test_user(&user_uid, &user_gid);
+    char tmpl[] = "/var/tmp/gk-level-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    ck_assert_int_eq(chmod(tmpl, 0755), 0);
+    base = gk_strdup(tmpl);
+    project = gk_printf("%s/project", base);
+    gk_autofree char *mk = gk_printf("mkdir -p %s/sub %s/hooks %s/bin %s/opt %s/outside", project,
+                                     project, base, base, base);
+    ck_assert_int_eq(system(mk), 0);
+    probe = gk_printf("%s/bin/escape-probe", base);
+    gk_autofree char *built = gk_printf("%s/tests/escape-probe", gk_test_builddir());
+    gk_test_copy(built, probe, 0755);
+    gk_autofree char *vetoed = gk_printf("%s/opt/vetoed", base);
+    gk_autofree char *admitted = gk_printf("%s/opt/admitted", base);
+    gk_test_copy("/usr/bin/true", vetoed, 0755);
+    gk_test_copy("/usr/bin/true", admitted, 0755);
+    gk_autofree char *hello = gk_printf("%s/hello.txt", project);
+    gk_test_write(hello, "hello from the project\n", 0644);
+    gk_autofree char *hook = gk_printf("%s/hooks/h", project);
+    gk_test_write(hook, "#!/bin/sh\n", 0644);
+    gk_autofree char *secret = gk_printf("%s/secret", base);
+    gk_test_write(secret, "outside every region\n", 0644);
+    gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
+    ck_assert_int_eq(setenv("GRANTKIT_HELPER", helper, 1), 0);
+    gk_autofree char *pp = gk_test_path("policies");
+    ck_assert_int_eq(setenv("GRANTKIT_POLICY_PATH", pp, 1), 0);
+    ck_assert_int_eq(setenv("PATH", "/usr/bin:/bin", 1), 0);
+    ck_assert_int_eq(setenv("HOME", base, 1), 0);
+    ck_assert_int_eq(chdir(project), 0);
+
+    tcp_fd = listen_inet(SOCK_STREAM, &tcp_port);
+    udp_fd = listen_inet(SOCK_DGRAM, &udp_port);
+    snprintf(abstract_name, sizeof(abstract_name), "gk-level-%d", (int)getpid());
+    abstract_fd = listen_unix(abstract_name, true);
+    gk_autofree char *sock = gk_printf("%s/outside/s.sock", base);
+    unix_fd = listen_unix(sock, false);
+    ck_assert_int_eq(chmod(sock, 0777), 0);
+}
+
+/* A host process of the user the run has (root, or the test user). */
+static void start_victim(bool as_user)
+{
+    victim = fork();
+    ck_assert_int_ge(victim, 0);
+    if (victim == 0) {
+        if (as_user && geteuid() == 0 && (setgid(user_gid) < 0 || setuid(user_uid) < 0))
+            _exit(1);
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        for (;;)
+            pause();
+    }
+}
+
+static void teardown(void)
+{
+    if (victim > 0) {
+        kill(victim, SIGKILL);
+        waitpid(victim, NULL, 0);
+        victim = -1;
+    }
+    int *fds[] = {&tcp_fd, &udp_fd, &abstract_fd, &unix_fd};
+    for (size_t i = 0; i < 4; i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+    ck_assert_int_eq(chdir("/"), 0);
+    gk_autofree char *cmd = gk_printf("rm -rf '%s'", base);
+    ck_assert_int_eq(system(cmd), 0);
+    free(base);
+    free(project);
+    free(probe);
+}
+
+static void give_project(void)
+{
+    gk_autofree char *cmd = gk_printf("chown -R %u:%u '%s'", (unsigned)user_uid,
+                                      (unsigned)user_gid, project);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A policy file in the project (so it is a policy source inside the write
+ * region): every "@B" replaced by the scratch tree. */
+static char *policy(const char *name, const char *text)
+{
+    gk_buf b = {0};
+    for (const char *p = text; *p; p++) {
+        if (p[0] == '@' && p[1] == 'B') {
+            gk_buf_puts(&b, base);
+            p++;
+        } else {
+            gk_buf_putc(&b, *p);
+        }
+    }
+    gk_autofree char *body = gk_buf_steal(&b, NULL);
+    char *path = gk_printf("%s/%s", project, name);
+    gk_test_write(path, body, 0644);
+    return path;
+}
+
+static const char level_policy[] =
+    "grant l {\n"
+    "    exec {\n"
+    "        allow @B/bin/escape-probe @B/opt/ sh find env true cat;\n"
+    "        deny @B/opt/vetoed;\n"
+    "    }\n"
+    "    fs {\n"
+    "        read /usr /etc @B/bin @B/opt;\n"
+    "        write cwd:;\n"
+    "        readonly cwd:/hooks;\n"
+    "    }\n"
+    "    net deny;\n"
+    "}\n";
+
+typedef struct run {
+    int status;
+    char *out, *err;
+} run;
+
+static void run_free(run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* PROGRAM ARGS... (NULL-terminated) on a host kind, as root or the user. */
+static run run_on(host_kind kind, bool as_user, const char *program, const char *const *args)
+{
+    gk_strvec v = {0};
+    if (as_user && geteuid() == 0) {
+        ck_assert_msg(have_user, "no unprivileged user could be made (useradd " GK_TEST_USER ")");
+        gk_strvec_push(&v, "/usr/bin/setpriv");
+        gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
+        gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
+        gk_strvec_push(&v, "--clear-groups");
+        gk_strvec_push(&v, "--");
+    }
+    if (kind == NO_USERNS) {
+        static const char *const nest[] = {"/usr/bin/bwrap", "--unshare-user", "--disable-userns",
+                                           "--dev-bind", "/", "/", "--"};
+        for (size_t i = 0; i < sizeof(nest) / sizeof(*nest); i++)
+            gk_strvec_push(&v, nest[i]);
+    } else if (kind == NO_MOUNT) {
+        gk_strvec_push_take(&v, gk_printf("%s/tests/nomount", gk_test_builddir()));
+    }
+    gk_strvec_push_take(&v, gk_printf("%s/%s", gk_test_builddir(), program));
+    for (size_t i = 0; args[i]; i++)
+        gk_strvec_push(&v, args[i]);
+    gk_strvec_push_take(&v, NULL);
+    run r = {0};
+    r.status = gk_test_run(v.v, NULL, &r.out, &r.err);
+    gk_strvec_free(&v);
+    return r;
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* ---- the attack list, at both levels ------------------------------------ */
+
+/* One attack (or control): the probe step (@B the scratch tree, @T/@U the
+ * TCP/UDP ports, @A the abstract name, @P the host process) and what each
+ * level answers. */
+typedef struct attack {
+    const char *what;
+    const char *step;
+    const char *ns, *ll; /* the probe's result at namespaces, at landlock */
+    bool control;
+} attack;
+
+static const attack attacks[] = {
+    {"read outside the read regions", "read:@B/secret", "ERR:ENOENT", "ERR:EACCES", false},
+    {"control: read in the project", "read:hello.txt", "OK", "OK", true},
+    {"write outside the write regions", "write:@B/bin/new", "ERR:EROFS", "ERR:EACCES", false},
+    {"control: write in the project", "write:sub/new", "OK", "OK", true},
+    {"control: write an existing file of the project", "write:hello.txt", "OK", "OK", true},
+    {"stricter: a new file beside a readonly entry", "write:new-top", "OK", "ERR:EACCES", false},
+    {"write a readonly file", "write:hooks/h", "ERR:EROFS", "ERR:EACCES", false},
+    {"write the policy itself", "write:l.grant", "ERR:EROFS", "ERR:EACCES", false},
+    {"exec of a program not admitted", "run:/usr/bin/id", "ERR:EACCES", "ERR:EACCES", false},
+    {"control: exec of an admitted program", "run:@B/opt/admitted", "EXIT:0", "EXIT:0", true},
+    {"exec of a vetoed program", "run:@B/opt/vetoed", "ERR:EACCES", "ERR:EACCES", false},
+    {"a vetoed program through the ELF loader", "ldso:@B/opt/vetoed", "EXIT:127", "EXIT:127",
+     false},
+    {"control: an admitted one through the loader", "ldso:@B/opt/admitted", "EXIT:0", "EXIT:0",
+     true},
+    {"a vetoed program by sh -c", "cmd:/usr/bin/sh -c @B/opt/vetoed", "EXIT:126", "EXIT:126",
+     false},
+    {"control: sh -c", "cmd:/usr/bin/sh -c @B/opt/admitted", "EXIT:0", "EXIT:0", true},
+    {"a vetoed program by find -exec",
+     "cmd:/usr/bin/find @B/opt -maxdepth 0 -exec @B/opt/vetoed {} +", "EXIT:1", "EXIT:1", false},
+    {"control: find -exec", "cmd:/usr/bin/find @B/opt -maxdepth 0 -exec @B/opt/admitted {} +",
+     "EXIT:0", "EXIT:0", true},
+    {"a vetoed program by env", "cmd:/usr/bin/env @B/opt/vetoed", "EXIT:126", "EXIT:126", false},
+    {"control: env", "cmd:/usr/bin/env @B/opt/admitted", "EXIT:0", "EXIT:0", true},
+    {"a written program, run", "cp:/usr/bin/true:sub/w", "OK", "OK", true},
+    {"exec of a written file", "run:./sub/w", "ERR:EACCES", "ERR:EACCES", false},
+    {"not claimed at landlock: a written file through the loader", "ldso:./sub/w", "EXIT:127",
+     "EXIT:0", false},
+    {"TCP with net deny", "tcp:127.0.0.1:@T", "ERR:EPERM", "ERR:EPERM", false},
+    {"UDP with net deny", "udp:127.0.0.1:@U", "ERR:EPERM", "ERR:EPERM", false},
+    {"a host abstract Unix socket", "abstract:@A", "ERR:ECONNREFUSED", "ERR:EPERM", false},
+    {"a Unix socket file outside the readable regions", "unix:@B/outside/s.sock", "ERR:ENOENT",
+     "ERR:EPERM", false},
+    {"control: socketpair", "socketpair", "OK", "OK", true},
+    {"a signal to a host process", "kill:@P:15", "ERR:ESRCH", "ERR:EPERM", false},
+    {"control: a signal to its own child", "killchild", "OK", "OK", true},
+    {"ptrace of a host process", "ptrace:@P", "ERR:EPERM", "ERR:EPERM", false},
+    {"TIOCSTI", "tiocsti", "ERR:EPERM", "ERR:EPERM", false},
+    {"control: another ioctl reaches the kernel", "winsize", "ERR:ENOTTY", "ERR:ENOTTY", true},
+    {"a new user namespace", "userns", "ERR:EPERM", "ERR:EPERM", false},
+};
+#define NATTACKS (sizeof(attacks) / sizeof(*attacks))
+
+static char *expand(const char *step)
+{
+    gk_buf b = {0};
+    for (const char *p = step; *p; p++) {
+        if (*p == '@' && p[1]) {
+            p++;
+            if (*p == 'B')
+                gk_buf_puts(&b, base);
+            else if (*p == 'T')
+                gk_buf_printf(&b, "%d", tcp_port);
+            else if (*p == 'U')
+                gk_buf_printf(&b, "%d", udp_port);
+            else if (*p == 'A')
+                gk_buf_puts(&b, abstract_name);
+            else if (*p == 'P')
+                gk_buf_printf(&b, "%d", (int)victim);
+            continue;
+        }
+        gk_buf_putc(&b, *p);
+    }
+    return gk_buf_steal(&b, NULL);
+}
+
+static void attack_list(host_kind kind, grant_level level, bool as_user)
+{
+    gk_autofree char *pol = policy("l.grant", level_policy);
+    if (as_user)
+        give_project();
+    start_victim(as_user);
+    gk_strvec args = {0};
+    gk_strvec_push(&args, "-p");
+    gk_strvec_push(&args, pol);
+    gk_strvec_push(&args, "--level");
+    gk_strvec_push(&args, grant_level_name(level));
+    gk_strvec_push(&args, "--");
+    gk_strvec_push(&args, probe);
+    for (size_t i = 0; i < NATTACKS; i++)
+        gk_strvec_push_take(&args, expand(attacks[i].step));
+    gk_strvec_push_take(&args, NULL);
+    run r = run_on(kind, as_user, "grantrun", (const char *const *)args.v);
+    gk_strvec_free(&args);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    /* one line per step, in order */
+    char *save = NULL, *line = strtok_r(r.out, "\n", &save);
+    for (size_t i = 0; i < NATTACKS; i++, line = strtok_r(NULL, "\n", &save)) {
+        const char *want = level == GRANT_LEVEL_LANDLOCK ? attacks[i].ll : attacks[i].ns;
+        ck_assert_msg(line, "%s: no line for '%s'", grant_level_name(level), attacks[i].what);
+        const char *got = strchr(line, '=');
+        ck_assert_msg(got && strcmp(got + 1, want) == 0, "%s level, %s: %s: got '%s', want '%s'",
+                      grant_level_name(level), as_user ? "as the user" : "as root",
+                      attacks[i].what, line, want);
+    }
+    /* the signal did not reach it */
+    ck_assert_int_eq(kill(victim, 0), 0);
+    run_free(&r);
+}
+
+START_TEST(attacks_no_userns_landlock)
+{
+    attack_list(NO_USERNS, GRANT_LEVEL_LANDLOCK, false);
+}
+END_TEST
+
+START_TEST(attacks_no_mount_landlock)
+{
+    attack_list(NO_MOUNT, GRANT_LEVEL_LANDLOCK, false);
+}
+END_TEST
+
+START_TEST(attacks_host_namespaces)
+{
+    attack_list(HOST, GRANT_LEVEL_NAMESPACES, false);
+}
+END_TEST
+
+START_TEST(attacks_no_userns_landlock_as_the_user)
+{
+    attack_list(NO_USERNS, GRANT_LEVEL_LANDLOCK, true);
+}
+END_TEST
+
+START_TEST(attacks_no_mount_landlock_as_the_user)
+{
+    attack_list(NO_MOUNT, GRANT_LEVEL_LANDLOCK, true);
+}
+END_TEST
+
+START_TEST(attacks_host_namespaces_as_the_user)
+{
+    attack_list(HOST, GRANT_LEVEL_NAMESPACES, true);
+}
+END_TEST
+
+/* ---- auto: fail closed, or fall to landlock when nothing is lost ------- */
+
+static void auto_level(host_kind kind, bool as_user)
+{
+    gk_autofree char *pol = policy("l.grant", level_policy);
+    if (as_user)
+        give_project();
+    gk_autofree char *report = gk_printf("%s/sub/report.json", project);
+    /* exec-restricted: the loader route on written files would be lost */
+    run r = run_on(kind, as_user, "grantrun",
+                   ARGS("-p", pol, "--", probe, "write:sub/ran"));
+    ck_assert_msg(r.status == 125, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_str_eq(r.out, "");
+    gk_autofree char *ran = gk_printf("%s/sub/ran", project);
+    ck_assert_int_ne(access(ran, F_OK), 0); /* nothing ran */
+    /* exactly one rule listed: the one the landlock level loses */
+    size_t items = 0;
+    for (const char *p = r.err; (p = strstr(p, "\n  - ")); p++)
+        items++;
+    ck_assert_msg(items == 1 && strstr(r.err, "\n  - written files are not executable (policy): "
+                                               "weaker: "),
+                  "stderr: %s", r.err);
+    ck_assert_msg(strstr(r.err, "--level landlock"), "no way to opt in: %s", r.err);
+    ck_assert_msg(strstr(r.err, kind == NO_USERNS ? "a new user namespace failed"
+                                                  : "making / a slave mount"),
+                  "probe reason: %s", r.err);
+    run_free(&r);
+    /* a policy that loses nothing there: auto runs it at the landlock level */
+    gk_autofree char *minimal = gk_test_path("policies/base/minimal.grant");
+    r = run_on(kind, as_user, "grantrun",
+               ARGS("-p", minimal, "--report", report, "--", "cat", "hello.txt"));
+    ck_assert_msg(r.status == 0 && strstr(r.out, "hello from the project"), "status %d: %s%s",
+                  r.status, r.out, r.err);
+    run_free(&r);
+    gk_autofree char *doc = gk_test_read(report, NULL);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert_msg(strstr(doc, "\"level\":\"landlock\"") &&
+                      strstr(doc, "\"reason\":\"auto: user namespaces are refused here"),
+                  "report: %s", doc);
+}
+
+START_TEST(auto_no_userns)
+{
+    auto_level(NO_USERNS, false);
+}
+END_TEST
+
+START_TEST(auto_no_mount)
+{
+    auto_level(NO_MOUNT, false);
+}
+END_TEST
+
+START_TEST(auto_no_userns_as_the_user)
+{
+    auto_level(NO_USERNS, true);
+}
+END_TEST
+
+START_TEST(auto_no_mount_as_the_user)
+{
+    auto_level(NO_MOUNT, true);
+}
+END_TEST
+
+START_TEST(auto_host_is_namespaces)
+{
+    gk_autofree char *pol = policy("l.grant", level_policy);
+    gk_autofree char *report = gk_printf("%s/report.json", base);
+    run r = run_on(HOST, false, "grantrun",
+                   ARGS("-p", pol, "--report", report, "--", "cat", "hello.txt"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    run_free(&r);
+    gk_autofree char *doc = gk_test_read(report, NULL);
+    ck_assert_msg(doc && strstr(doc, "\"level\":\"namespaces\""), "report: %s", doc);
+}
+END_TEST
+
+/* ---- --allow-degraded --------------------------------------------------- */
+
+START_TEST(a_rule_not_enforced_needs_allow_degraded)
+{
+    /* exec restricted, fs not: no level keeps written files from the
+     * loader (the host root is writable) */
+    gk_autofree char *pol = policy("u.grant", "grant u {\n"
+                                              "    exec { allow @B/bin/escape-probe true; }\n"
+                                              "    fs { deny /etc/shadow; }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    run r = run_on(NO_USERNS, false, "grantrun",
+                   ARGS("-p", pol, "--level", "landlock", "--", probe, "write:sub/ran"));
+    ck_assert_msg(r.status == 125, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_msg(strstr(r.err, "  - written files are not executable (policy): not-enforced"),
+                  "stderr: %s", r.err);
+    ck_assert_msg(strstr(r.err, "--allow-degraded"), "stderr: %s", r.err);
+    gk_autofree char *ran = gk_printf("%s/sub/ran", project);
+    ck_assert_int_ne(access(ran, F_OK), 0);
+    run_free(&r);
+    r = run_on(NO_USERNS, false, "grantrun",
+               ARGS("-p", pol, "--level", "landlock", "--allow-degraded", "--", probe,
+                    "write:sub/ran", "read:/etc/shadow"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "not enforced (--allow-degraded): written files are not "
+                                "executable"),
+                  "stderr: %s", r.err);
+    ck_assert_msg(strstr(r.out, "write=OK\nread=ERR:EACCES\n"), "out: %s", r.out);
+    run_free(&r);
+}
+END_TEST
+
+/* ---- one record: --report and grantc audit --level ---------------------- */
+
+START_TEST(report_and_audit_agree_on_every_bundled_policy)
+{
+    static const char *const bundled[] = {"base/minimal.grant", "base/reasonable.grant",
+                                          "base/reasonable.yaml"};
+    static const grant_level levels[] = {GRANT_LEVEL_NAMESPACES, GRANT_LEVEL_LANDLOCK};
+    gk_autofree char *report = gk_printf("%s/report.json", base);
+    for (size_t i = 0; i < sizeof(bundled) / sizeof(*bundled); i++)
+        for (size_t l = 0; l < 2; l++) {
+            gk_autofree char *rel = gk_printf("policies/%s", bundled[i]);
+            gk_autofree char *pol = gk_test_path(rel);
+            const char *name = grant_level_name(levels[l]);
+            unlink(report);
+            run r = run_on(HOST, false, "grantrun",
+                           ARGS("-p", pol, "--level", name, "--report", report, "--", "true"));
+            ck_assert_msg(r.status == 0, "%s %s: status %d: %s", bundled[i], name, r.status,
+                          r.err);
+            run_free(&r);
+            run a = run_on(HOST, false, "grantc",
+                           ARGS("audit", "--level", name, "--format", "json", pol));
+            ck_assert_msg(a.status == 0 || a.status == 1, "audit %s: %s", bundled[i], a.err);
+            gk_autofree char *doc = gk_test_read(report, NULL);
+            ck_assert_ptr_nonnull(doc);
+            json_error_t jerr;
+            json_t *ran = json_loads(doc, 0, &jerr), *offline = json_loads(a.out, 0, &jerr);
+            ck_assert_ptr_nonnull(ran);
+            ck_assert_ptr_nonnull(offline);
+            const char *keys[] = {"level", "landlockAbi", "rules", "unenforced"};
+            for (size_t k = 0; k < 4; k++) {
+                char *x = json_dumps(json_object_get(ran, keys[k]), JSON_ENCODE_ANY);
+                char *y = json_dumps(json_object_get(offline, keys[k]), JSON_ENCODE_ANY);
+                ck_assert_msg(x && y && strcmp(x, y) == 0, "%s at %s: %s differ:\n%s\n%s",
+                              bundled[i], name, keys[k], x, y);
+                free(x);
+                free(y);
+            }
+            /* and the exit status says whether the level loses a rule */
+            size_t lost = 0;
+            json_t *rules = json_object_get(offline, "rules"), *row;
+            size_t idx;
+            json_array_foreach(rules, idx, row)
+            {
+                const char *st = json_string_value(json_object_get(row, "status"));
+                bool policy_row = json_is_true(json_object_get(row, "policy"));
+                lost += strcmp(st, "not-enforced") == 0 ||
+                        (strcmp(st, "weaker") == 0 && policy_row);
+            }
+            ck_assert_int_eq(a.status, lost ? 1 : 0);
+            json_decref(ran);
+            json_decref(offline);
+            run_free(&a);
+        }
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("level");
+    TCase *tc = tcase_create("root");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, attacks_no_userns_landlock);
+    tcase_add_test(tc, attacks_no_mount_landlock);
+    tcase_add_test(tc, attacks_host_namespaces);
+    tcase_add_test(tc, auto_no_userns);
+    tcase_add_test(tc, auto_no_mount);
+    tcase_add_test(tc, auto_host_is_namespaces);
+    tcase_add_test(tc, a_rule_not_enforced_needs_allow_degraded);
+    tcase_add_test(tc, report_and_audit_agree_on_every_bundled_policy);
+    suite_add_tcase(s, tc);
+    TCase *user = tcase_create("as the user");
+    tcase_set_timeout(user, 120);
+    tcase_add_checked_fixture(user, setup, teardown);
+    tcase_add_test(user, attacks_no_userns_landlock_as_the_user);
+    tcase_add_test(user, attacks_no_mount_landlock_as_the_user);
+    tcase_add_test(user, attacks_host_namespaces_as_the_user);
+    tcase_add_test(user, auto_no_userns_as_the_user);
+    tcase_add_test(user, auto_no_mount_as_the_user);
+    suite_add_tcase(s, user);
+    return s;
+}
+
+int main(void)
+{
+    return gk_test_main(suite());
+}
