@@ -212,7 +212,10 @@ static void exec_rows(ctx *c)
             unsigned by = GK_BY_MOUNT | GK_BY_LANDLOCK;
             if (!pr->fs_restricted) {
                 st = GK_ENF_NOT_ENFORCED;
-                why = gk_strdup("fs is unrestricted: no noexec mount covers the host root");
+                why = gk_strdup("exec is restricted but fs is not: with the host root writable, "
+                                "a file the command writes could still be run through the ELF "
+                                "loader; grant fs regions (read/write) or drop the exec "
+                                "allow-list");
             } else if (c->ll) {
                 by = GK_BY_LANDLOCK;
                 st = GK_ENF_WEAKER;
