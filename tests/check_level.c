@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -175,7 +176,7 @@ static char *policy(const char *name, const char *text)
 static const char level_policy[] =
     "grant l {\n"
     "    exec {\n"
-    "        allow @B/bin/escape-probe @B/opt/ sh find env true cat;\n"
+    "        allow @B/bin/escape-probe @B/opt/ sh find env true cat sleep;\n"
     "        deny @B/opt/vetoed;\n"
     "    }\n"
     "    fs {\n"
@@ -456,6 +457,56 @@ START_TEST(auto_host_is_namespaces)
 }
 END_TEST
 
+/* ---- the run ends whole ------------------------------------------------- */
+
+/* Processes whose command line holds marker (another argument of sleep). */
+static int count_marked(const char *marker)
+{
+    int n = 0;
+    FILE *ps = popen("ps -eo args=", "r");
+    char line[4096];
+    while (ps && fgets(line, sizeof(line), ps))
+        n += strstr(line, marker) != NULL;
+    if (ps)
+        pclose(ps);
+    return n;
+}
+
+static void ends_whole(bool as_user)
+{
+    gk_autofree char *pol = policy("l.grant", level_policy);
+    if (as_user)
+        give_project();
+    /* A background process the command leaves behind dies with the run. */
+    run r = run_on(NO_USERNS, as_user, "grantrun",
+                   ARGS("-p", pol, "--level", "landlock", "--", "sh", "-c",
+                        "sleep 61.25 </dev/null >/dev/null 2>&1 &"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    run_free(&r);
+    ck_assert_int_eq(count_marked("sleep 61.25"), 0);
+    /* The deadline kills the whole run: 124. */
+    double t0 = (double)time(NULL);
+    r = run_on(NO_USERNS, as_user, "grantrun",
+               ARGS("-p", pol, "--level", "landlock", "--timeout", "500ms", "--", "sh", "-c",
+                    "sleep 61.5 & sleep 61.5"));
+    ck_assert_msg(r.status == 124, "status %d: %s", r.status, r.err);
+    ck_assert_msg((double)time(NULL) - t0 < 20, "the deadline did not hold");
+    run_free(&r);
+    ck_assert_int_eq(count_marked("sleep 61.5"), 0);
+}
+
+START_TEST(the_run_ends_whole)
+{
+    ends_whole(false);
+}
+END_TEST
+
+START_TEST(the_run_ends_whole_as_the_user)
+{
+    ends_whole(true);
+}
+END_TEST
+
 /* ---- --allow-degraded --------------------------------------------------- */
 
 START_TEST(a_rule_not_enforced_needs_allow_degraded)
@@ -557,6 +608,7 @@ static Suite *suite(void)
     tcase_add_test(tc, auto_no_mount);
     tcase_add_test(tc, auto_host_is_namespaces);
     tcase_add_test(tc, a_rule_not_enforced_needs_allow_degraded);
+    tcase_add_test(tc, the_run_ends_whole);
     tcase_add_test(tc, report_and_audit_agree_on_every_bundled_policy);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
@@ -567,6 +619,7 @@ static Suite *suite(void)
     tcase_add_test(user, attacks_host_namespaces_as_the_user);
     tcase_add_test(user, auto_no_userns_as_the_user);
     tcase_add_test(user, auto_no_mount_as_the_user);
+    tcase_add_test(user, the_run_ends_whole_as_the_user);
     suite_add_tcase(s, user);
     return s;
 }
