@@ -1007,7 +1007,7 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
     if (abi <= 0 && !o->allow_degraded) {
         fail(&out->run, GK_RUN_FAILED,
              gk_strdup("confinement unavailable: Landlock is unavailable on this kernel"));
-    } else if (lo->processes > 0 && (getuid() == 0 || geteuid() == 0)) {
+    } else if (lo->processes > 0 && (getuid() == 0 || geteuid() == 0) && !o->allow_degraded) {
         fail(&out->run, GK_RUN_FAILED,
              gk_strdup("confinement unavailable: --processes cannot be enforced for root: the "
                        "kernel never applies RLIMIT_NPROC to uid 0; run grantrun as an "
