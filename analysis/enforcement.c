@@ -250,6 +250,28 @@ static void exec_rows(ctx *c)
     }
 }
 
+/* allow X [sub...]: no OS backend sees arguments. */
+static void subcommand_rows(ctx *c, const grant_policy *p)
+{
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_layer *f = p->stack.v[l];
+        if (!f->has_exec)
+            continue;
+        const gk_admits *lists[] = {&f->exec.names, &f->exec.files};
+        for (size_t k = 0; k < 2; k++)
+            for (size_t i = 0; i < lists[k]->n; i++) {
+                const gk_admit *a = &lists[k]->v[i];
+                if (a->all)
+                    continue;
+                row(c->e, true, "exec.subcommands", a->origin, GK_BY_GATE, GK_ENF_ENFORCED,
+                    gk_strdup("by the gate, for the command grantrun starts: no OS backend "
+                              "sees arguments, so a program the command runs may start it "
+                              "with others (the same at both levels)"),
+                    "allow %s [%zu subcommands]", a->key, a->subs.n);
+            }
+    }
+}
+
 static void implicit_rows(ctx *c)
 {
     const gk_projection *pr = c->pr;
@@ -412,7 +434,6 @@ static void envelope_rows(ctx *c, const gk_enf_host *h)
 void gk_enforcement_derive(const grant_policy *p, const gk_projection *pr, grant_level level,
                            const gk_enf_host *host, grant_enforcement *out)
 {
-    (void)p;
     memset(out, 0, sizeof(*out));
     out->level = level;
     out->landlock_abi = host->landlock_abi;
@@ -420,6 +441,7 @@ void gk_enforcement_derive(const grant_policy *p, const gk_projection *pr, grant
              host->landlock_abi <= 0};
     fs_rows(&c);
     exec_rows(&c);
+    subcommand_rows(&c, p);
     implicit_rows(&c);
     net_rows(&c);
     envelope_rows(&c, host);

@@ -595,6 +595,38 @@ START_TEST(report_and_audit_agree_on_every_bundled_policy)
 }
 END_TEST
 
+/* ---- the record as data: golden files ---------------------------------- */
+
+START_TEST(golden_records)
+{
+    gk_autofree char *dir = gk_test_path("tests/data/enforcement");
+    gk_strvec files = gk_test_files(dir, ".grant");
+    ck_assert_uint_gt(files.n, 0);
+    for (size_t i = 0; i < files.n; i++) {
+        grant_context *ctx = gk_test_context_linux();
+        grant_diags *d = grant_diags_new();
+        grant_policy *p = NULL;
+        /* named as in the context's project, so origins do not name the tree */
+        gk_autofree char *text = gk_test_read(files.v[i], NULL);
+        gk_autofree char *name = gk_printf("/w/%s", gk_basename(files.v[i]));
+        ck_assert_int_eq(grant_compile_buffer(ctx, name, text, strlen(text), d, &p), 0);
+        for (int l = 0; l < 2; l++) {
+            grant_enforcement *e = NULL;
+            ck_assert_int_eq(grant_enforcement_derive(p, (grant_level)l, &e), 0);
+            gk_autofree char *table = grant_enforcement_text(e);
+            gk_autofree char *stem = gk_strndup(files.v[i], strlen(files.v[i]) - 6);
+            gk_autofree char *golden = gk_printf("%s.%s.txt", stem, grant_level_name((grant_level)l));
+            gk_test_golden_text(golden, table);
+            grant_enforcement_free(e);
+        }
+        grant_policy_free(p);
+        grant_diags_free(d);
+        grant_context_free(ctx);
+    }
+    gk_strvec_free(&files);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("level");
@@ -610,6 +642,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_rule_not_enforced_needs_allow_degraded);
     tcase_add_test(tc, the_run_ends_whole);
     tcase_add_test(tc, report_and_audit_agree_on_every_bundled_policy);
+    tcase_add_test(tc, golden_records);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
     tcase_set_timeout(user, 120);
