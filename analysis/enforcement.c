@@ -160,6 +160,8 @@ static void fs_rows(ctx *c)
         unsigned by = c->ll ? GK_BY_LANDLOCK : GK_BY_MOUNT;
         if (!inside) {
             why = gk_strdup("no write region holds it: nothing grants a write there");
+            if (c->ll)
+                st = ll_only(c, st, &why);
         } else if (c->ll) {
             st = GK_ENF_STRICTER;
             why = gk_strdup("Landlock cannot take a right back inside a grant: the write rights "
@@ -182,6 +184,8 @@ static void fs_rows(ctx *c)
         gk_enf_status st = GK_ENF_ENFORCED;
         if (!inside) {
             why = gk_strdup("no region holds it: nothing grants access there");
+            if (c->ll)
+                st = ll_only(c, st, &why);
         } else if (c->ll) {
             st = GK_ENF_WEAKER;
             why = gk_strdup("no mask without a mount namespace: reads and writes fail with "
@@ -238,6 +242,8 @@ static void exec_rows(ctx *c)
         if (!runnable) {
             why = gk_strdup("nothing admits it below the gate");
             by |= GK_BY_LANDLOCK;
+            if (pr->exec_restricted || c->ll)
+                st = ll_only(c, st, &why);
         } else if (c->ll) {
             by |= GK_BY_LANDLOCK;
             why = gk_strdup("EXECUTE and READ_FILE are withheld from it (neither run, nor "
@@ -422,6 +428,27 @@ static void envelope_rows(ctx *c, const gk_enf_host *h)
             : ll  ? gk_strdup("RLIMIT_NPROC counts every process of the user on the host")
                   : NULL,
             "--processes %ld", h->processes);
+    }
+    if (h->scratch) {
+        row(e, true, "scratch.root", "grantrun", ll ? GK_BY_LANDLOCK : GK_BY_MOUNT,
+            GK_ENF_ENFORCED,
+            ll ? gk_strdup("a fresh private host directory (mode 0700) granted by Landlock "
+                           "instead of a tmpfs")
+               : NULL,
+            "a private scratch tree");
+        const struct {
+            const char *kind, *flag;
+            long v;
+        } quotas[] = {{"scratch.quota", "--fs-quota", h->fs_quota},
+                      {"scratch.nodes", "--fs-nodes", h->fs_nodes}};
+        for (size_t i = 0; i < 2; i++)
+            if (quotas[i].v > 0)
+                row(e, true, quotas[i].kind, "grantrun", ll ? 0 : GK_BY_MOUNT,
+                    ll ? GK_ENF_NOT_ENFORCED : GK_ENF_ENFORCED,
+                    ll ? gk_strdup("no tmpfs without a mount namespace: nothing bounds a host "
+                                   "directory")
+                       : NULL,
+                    "%s %ld", quotas[i].flag, quotas[i].v);
     }
     if (h->cpu_seconds > 0)
         row(e, true, "limit.cpu", "grantrun", GK_BY_RLIMIT, GK_ENF_ENFORCED, NULL, "--cpu %ld",

@@ -56,6 +56,11 @@ typedef struct gk_enf_host {
     int landlock_abi;  /* the kernel's (0: Landlock unavailable) */
     bool root;         /* the caller is uid 0 (RLIMIT_NPROC never applies) */
     long processes, cpu_seconds, memory_bytes; /* 0: not asked */
+    /* The frame protocol's scratch tree (frame-protocol.md): its quotas
+     * (0: none). At the landlock level the scratch is a fresh private host
+     * directory (0700) bound by Landlock, which no kernel bounds in size. */
+    bool scratch;
+    long fs_quota, fs_nodes;
 } gk_enf_host;
 
 struct grant_enforcement {

@@ -906,7 +906,7 @@ static void derive(grant_enforcement *e, const grant_policy *p, const gk_project
                    grant_level level, const gk_launch_opts *o, int abi)
 {
     gk_enf_host h = {abi, geteuid() == 0 || getuid() == 0, o->processes, o->cpu_seconds,
-                     o->memory_bytes};
+                     o->memory_bytes, false, 0, 0};
     gk_enforcement_derive(p, pr, level, &h, e);
 }
 
