@@ -316,6 +316,17 @@ static bool operands_ok(const cli_cmd_args *args, int nopts, char **argv, const 
     return true;
 }
 
+/* The directory a file name lands in ("." for a bare name). Caller frees. */
+static char *report_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
 /* The run at its level, its notes, description, record and message
  * printed; returns grantrun's exit status. */
 static int launch_and_report(const grant_policy *policy, const gk_level_opts *lo,
@@ -345,8 +356,9 @@ static int launch_and_report(const grant_policy *policy, const gk_level_opts *lo
             gk_buf b = {0};
             gk_buf_puts(&b, doc);
             gk_buf_putc(&b, '\n');
-            if (cli_write_file(o->report, b.data, b.len) < 0 && status != GK_RUN_FAILED) {
-                cli_error("--report %s: cannot write it", o->report);
+            int wrc = cli_write_file(o->report, b.data, b.len);
+            if (wrc < 0) {
+                cli_error("--report %s: cannot write it: %s", o->report, strerror(-wrc));
                 if (status == 0)
                     status = GK_RUN_FAILED;
             }
@@ -389,7 +401,10 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
         .allow_degraded = o->allow_degraded,
         .bwrap_version = o->report != NULL,
     };
-    if (o->level == GK_LEVEL_NAMESPACES && !lo.launch.bwrap)
+    gk_autofree char *report_dir = o->report ? report_dir_of(o->report) : NULL;
+    if (report_dir && access(report_dir, W_OK) < 0)
+        cli_error("--report %s: cannot write there: %s; nothing ran", o->report, strerror(errno));
+    else if (o->level == GK_LEVEL_NAMESPACES && !lo.launch.bwrap)
         cli_error("confinement unavailable: no bubblewrap (bwrap) on PATH; install it or pass "
                   "--bwrap PATH; nothing ran");
     else if (access(lo.launch.helper, X_OK) < 0)
