@@ -358,6 +358,26 @@ static void net_rows(ctx *c)
     }
 }
 
+/* What Landlock has no right for: metadata of files outside the write
+ * regions (a read-only bind refuses it at the namespaces level). */
+static void metadata_rows(ctx *c)
+{
+    bool ll = c->ll;
+    row(c->e, true, "fs.metadata", "policy", ll ? GK_BY_SECCOMP : GK_BY_MOUNT,
+        ll ? GK_ENF_STRICTER : GK_ENF_ENFORCED,
+        ll ? gk_strdup("Landlock has no right for chmod, chown or extended attributes: they "
+                       "are refused everywhere, in the write regions too")
+           : NULL,
+        "no mode, owner or xattr change outside the write regions");
+    row(c->e, false, "fs.times", "envelope", ll ? GK_BY_SECCOMP : GK_BY_MOUNT,
+        ll ? GK_ENF_WEAKER : GK_ENF_ENFORCED,
+        ll ? gk_strdup("Landlock has no right for file times: explicit times are refused "
+                       "everywhere, but a file's times can be set to now (touch) wherever "
+                       "its permissions allow")
+           : NULL,
+        "no file times changed outside the write regions");
+}
+
 static void envelope_rows(ctx *c, const gk_enf_host *h)
 {
     grant_enforcement *e = c->e;
@@ -471,6 +491,8 @@ void gk_enforcement_derive(const grant_policy *p, const gk_projection *pr, grant
     subcommand_rows(&c, p);
     implicit_rows(&c);
     net_rows(&c);
+    if (pr->fs_restricted)
+        metadata_rows(&c);
     envelope_rows(&c, host);
 }
 

@@ -13,9 +13,9 @@
  *     that holds a carve-out is replaced by rules on the directory (what it
  *     may keep) and on each existing entry around the carve-out (the rest);
  *   - net deny: TCP bind and connect handled with no rule (ABI 4); the
- *     abstract-socket and signal scopes (ABI 6); socket(AF_UNIX) refused by
- *     a third seccomp filter (Landlock cannot see connect(2) to a socket
- *     file).
+ *     abstract-socket and signal scopes (ABI 6); socket(AF_UNIX), and
+ *     changes of mode, owner, xattrs and explicit file times, refused by a
+ *     third seccomp filter (Landlock has no right for them).
  *
  * Descriptors of the helper: 3 the ruleset, 4-6 the seccomp filters (main,
  * mount, unix), 7 the status pipe.
@@ -452,17 +452,46 @@ static int memfd_text(const char *data, size_t len)
     return fd;
 }
 
-/* socket(AF_UNIX) refused (see the header comment); socketpair stays. */
-static int unix_filter_fd(void)
+/* What Landlock (ABI <= 7) has no right for, refused by a third filter:
+ * socket(AF_UNIX) (connect(2) to a socket file is out of its reach;
+ * socketpair stays); every change of mode, owner or extended attribute
+ * (chmod(2) and friends are not file writes to Landlock, so a read-only
+ * region's files would otherwise take them); file times other than "now"
+ * (utimensat and friends with explicit times; touch(1) of a file sets
+ * "now" and still works). */
+static int ll_filter_fd(void)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx)
         return -ENOMEM;
     int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
                               SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX));
+    static const char *const refused[] = {
+        "chmod",    "fchmod",    "fchmodat",  "fchmodat2", "chown",        "fchown",
+        "lchown",   "fchownat",  "setxattr",  "lsetxattr", "fsetxattr",    "removexattr",
+        "lremovexattr", "fremovexattr", "setxattrat", "removexattrat",
+    };
+    for (size_t i = 0; rc == 0 && i < sizeof(refused) / sizeof(*refused); i++) {
+        int nr = seccomp_syscall_resolve_name(refused[i]);
+        if (nr == __NR_SCMP_ERROR && strcmp(refused[i], "fchmodat2") == 0)
+            nr = 452;
+        if (nr != __NR_SCMP_ERROR)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    }
+    /* explicit times: the times argument is not NULL */
+    static const struct {
+        const char *name;
+        unsigned arg;
+    } times[] = {{"utimensat", 2}, {"utime", 1}, {"utimes", 1}, {"futimesat", 2}};
+    for (size_t i = 0; rc == 0 && i < sizeof(times) / sizeof(*times); i++) {
+        int nr = seccomp_syscall_resolve_name(times[i].name);
+        if (nr != __NR_SCMP_ERROR)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+                                  (struct scmp_arg_cmp){times[i].arg, SCMP_CMP_NE, 0, 0});
+    }
     int fd = -1;
     if (rc == 0) {
-        fd = memfd_create("grantkit-seccomp-unix", MFD_CLOEXEC);
+        fd = memfd_create("grantkit-seccomp-landlock", MFD_CLOEXEC);
         if (fd < 0)
             rc = -errno;
     }
@@ -857,7 +886,7 @@ static void launch_landlock(const grant_policy *p, gk_projection *pr, const gk_l
         prepare(&r, out, HFD_SECCOMP - HFD_LANDLOCK,
                 gk_seccomp_main_fd(pr->net, pr->exec_restricted)) &&
         prepare(&r, out, HFD_MOUNT - HFD_LANDLOCK, gk_seccomp_mount_fd()) &&
-        prepare(&r, out, HFD_UNIX - HFD_LANDLOCK, unix_filter_fd())) {
+        prepare(&r, out, HFD_UNIX - HFD_LANDLOCK, ll_filter_fd())) {
         if (pipe2(r.status_pipe, O_CLOEXEC) < 0) {
             fail(out, GK_RUN_FAILED, gk_printf("cannot make the status pipe: %s", strerror(errno)));
         } else {
