@@ -365,8 +365,8 @@ static void metadata_rows(ctx *c)
     bool ll = c->ll;
     row(c->e, true, "fs.metadata", "policy", ll ? GK_BY_SECCOMP : GK_BY_MOUNT,
         ll ? GK_ENF_STRICTER : GK_ENF_ENFORCED,
-        ll ? gk_strdup("Landlock has no right for chmod, chown or extended attributes: they "
-                       "are refused everywhere, in the write regions too")
+        ll ? gk_strdup("Landlock has no right for chmod, chown, extended attributes or inode "
+                       "flags (chattr): they are refused everywhere, in the write regions too")
            : NULL,
         "no mode, owner or xattr change outside the write regions");
     row(c->e, false, "fs.times", "envelope", ll ? GK_BY_SECCOMP : GK_BY_MOUNT,

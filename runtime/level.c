@@ -456,7 +456,8 @@ static int memfd_text(const char *data, size_t len)
  * socket(AF_UNIX) (connect(2) to a socket file is out of its reach;
  * socketpair stays); every change of mode, owner or extended attribute
  * (chmod(2) and friends are not file writes to Landlock, so a read-only
- * region's files would otherwise take them); file times other than "now"
+ * region's files would otherwise take them), and of inode flags (chattr);
+ * file times other than "now"
  * (utimensat and friends with explicit times; touch(1) of a file sets
  * "now" and still works). */
 static int ll_filter_fd(void)
@@ -478,6 +479,14 @@ static int ll_filter_fd(void)
         if (nr != __NR_SCMP_ERROR)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
     }
+    /* inode flags (chattr) and project attributes: also metadata, through
+     * a descriptor that may be open read-only (the request's low 32 bits) */
+    static const uint64_t flag_ioctls[] = {0x40086602 /* FS_IOC_SETFLAGS */,
+                                           0x40046602 /* FS_IOC32_SETFLAGS */,
+                                           0x401c5820 /* FS_IOC_FSSETXATTR */};
+    for (size_t i = 0; rc == 0 && i < sizeof(flag_ioctls) / sizeof(*flag_ioctls); i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                              SCMP_A1_64(SCMP_CMP_MASKED_EQ, UINT32_MAX, flag_ioctls[i]));
     /* explicit times: the times argument is not NULL */
     static const struct {
         const char *name;
