@@ -511,6 +511,34 @@ START_TEST(the_run_ends_whole_as_the_user)
 }
 END_TEST
 
+START_TEST(auto_without_bwrap)
+{
+    /* No bubblewrap on PATH: the namespaces level cannot run, and a
+     * policy that loses nothing runs at the landlock level. */
+    gk_autofree char *minimal = gk_test_path("policies/base/minimal.grant");
+    gk_autofree char *report = gk_printf("%s/sub/report.json", project);
+    ck_assert_int_eq(setenv("PATH", "/nonexistent", 1), 0);
+    run r = run_on(HOST, false, "grantrun",
+                   ARGS("-p", minimal, "--report", report, "--", "/usr/bin/cat", "hello.txt"));
+    ck_assert_int_eq(setenv("PATH", "/usr/bin:/bin", 1), 0);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "hello from the project"), "status %d: %s%s",
+                  r.status, r.out, r.err);
+    run_free(&r);
+    gk_autofree char *doc = gk_test_read(report, NULL);
+    ck_assert_msg(doc && strstr(doc, "\"level\":\"landlock\"") &&
+                      strstr(doc, "auto: no bubblewrap (bwrap) on PATH"),
+                  "report: %s", doc);
+    /* and --level namespaces says there is none */
+    ck_assert_int_eq(setenv("PATH", "/nonexistent", 1), 0);
+    r = run_on(HOST, false, "grantrun",
+               ARGS("-p", minimal, "--level", "namespaces", "--", "/usr/bin/cat", "hello.txt"));
+    ck_assert_int_eq(setenv("PATH", "/usr/bin:/bin", 1), 0);
+    ck_assert_msg(r.status == 125 && strstr(r.err, "no bubblewrap"), "status %d: %s", r.status,
+                  r.err);
+    run_free(&r);
+}
+END_TEST
+
 /* ---- --allow-degraded --------------------------------------------------- */
 
 START_TEST(a_rule_not_enforced_needs_allow_degraded)
@@ -643,6 +671,7 @@ static Suite *suite(void)
     tcase_add_test(tc, auto_no_userns);
     tcase_add_test(tc, auto_no_mount);
     tcase_add_test(tc, auto_host_is_namespaces);
+    tcase_add_test(tc, auto_without_bwrap);
     tcase_add_test(tc, a_rule_not_enforced_needs_allow_degraded);
     tcase_add_test(tc, the_run_ends_whole);
     tcase_add_test(tc, report_and_audit_agree_on_every_bundled_policy);
