@@ -63,6 +63,8 @@ enum {
     LL_WRITE_FILE = 1 << 1,
     LL_READ_FILE = 1 << 2,
     LL_READ_DIR = 1 << 3,
+    LL_MAKE_CHAR = 1 << 6,
+    LL_MAKE_BLOCK = 1 << 11,
     LL_TRUNCATE = 1 << 14,
     LL_IOCTL_DEV = 1 << 15,
     LL_NET_BIND_TCP = 1 << 0,
@@ -548,7 +550,8 @@ static void build_rules(ll_run *r, const grant_policy *p, const gk_launch_opts *
             continue;
         push_rule(&base, k->path, k->access, k->file);
     }
-    uint32_t tmp = (LL_READ | LL_WRITES) & r->rs.handled;
+    /* as the private /tmp's rule: no device nodes (CAP_MKNOD is gone anyway) */
+    uint32_t tmp = (LL_READ | LL_WRITES) & ~(LL_MAKE_CHAR | LL_MAKE_BLOCK) & r->rs.handled;
     if (!r->pr->exec_restricted)
         tmp |= LL_EXECUTE;
     push_rule(&base, r->tmpdir, tmp, false);

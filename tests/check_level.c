@@ -511,6 +511,66 @@ START_TEST(the_run_ends_whole_as_the_user)
 }
 END_TEST
 
+/* Carve-outs nest: a deny inside a readonly entry inside the write region;
+ * each level answers every path as the policy says (EROFS or EACCES). */
+START_TEST(carve_outs_nest)
+{
+    gk_autofree char *mk = gk_printf("mkdir -p %s/a/b %s/c", project, project);
+    ck_assert_int_eq(system(mk), 0);
+    static const char *const files[] = {"a/b/secret", "a/b/other", "a/x", "c/y"};
+    for (size_t i = 0; i < 4; i++) {
+        gk_autofree char *f = gk_printf("%s/%s", project, files[i]);
+        gk_test_write(f, "x\n", 0644);
+    }
+    gk_autofree char *pol = gk_printf("%s/n.grant", base);
+    gk_autofree char *text = gk_printf("grant n {\n"
+                                       "    exec { allow %s; }\n"
+                                       "    fs {\n"
+                                       "        read /usr /etc %s/bin;\n"
+                                       "        write cwd:;\n"
+                                       "        readonly cwd:/a;\n"
+                                       "        deny cwd:/a/b/secret;\n"
+                                       "    }\n"
+                                       "    net deny;\n"
+                                       "}\n",
+                                       probe, base);
+    gk_test_write(pol, text, 0644);
+    static const struct {
+        const char *step, *ns, *ll;
+    } want[] = {
+        {"read:a/b/other", "OK", "OK"},          {"write:a/b/other", "ERR:EROFS", "ERR:EACCES"},
+        {"read:a/b/secret", "ERR:EACCES", "ERR:EACCES"},
+        {"write:a/b/secret", "ERR:EACCES", "ERR:EACCES"},
+        {"read:a/x", "OK", "OK"},                {"write:a/x", "ERR:EROFS", "ERR:EACCES"},
+        {"write:a/new", "ERR:EROFS", "ERR:EACCES"}, {"write:a/b/new", "ERR:EROFS", "ERR:EACCES"},
+        {"read:c/y", "OK", "OK"},                {"write:c/y", "OK", "OK"},
+        {"write:c/new", "OK", "OK"},             {"list:a/b", "OK", "OK"},
+        {"list:a", "OK", "OK"},
+    };
+    for (int l = 0; l < 2; l++) {
+        gk_strvec args = {0};
+        const char *const head[] = {"-p", pol, "--level", l ? "landlock" : "namespaces", "--",
+                                    probe};
+        for (size_t i = 0; i < 6; i++)
+            gk_strvec_push(&args, head[i]);
+        for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
+            gk_strvec_push(&args, want[i].step);
+        gk_strvec_push_take(&args, NULL);
+        run r = run_on(l ? NO_USERNS : HOST, false, "grantrun", (const char *const *)args.v);
+        gk_strvec_free(&args);
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        char *save = NULL, *line = strtok_r(r.out, "\n", &save);
+        for (size_t i = 0; i < sizeof(want) / sizeof(*want);
+             i++, line = strtok_r(NULL, "\n", &save)) {
+            const char *w = l ? want[i].ll : want[i].ns;
+            ck_assert_msg(line && strcmp(strchr(line, '=') + 1, w) == 0, "%s: %s: got %s, want %s",
+                          l ? "landlock" : "namespaces", want[i].step, line ? line : "nothing", w);
+        }
+        run_free(&r);
+    }
+}
+END_TEST
+
 START_TEST(auto_without_bwrap)
 {
     /* No bubblewrap on PATH: the namespaces level cannot run, and a
@@ -672,6 +732,7 @@ static Suite *suite(void)
     tcase_add_test(tc, auto_no_mount);
     tcase_add_test(tc, auto_host_is_namespaces);
     tcase_add_test(tc, auto_without_bwrap);
+    tcase_add_test(tc, carve_outs_nest);
     tcase_add_test(tc, a_rule_not_enforced_needs_allow_degraded);
     tcase_add_test(tc, the_run_ends_whole);
     tcase_add_test(tc, report_and_audit_agree_on_every_bundled_policy);
