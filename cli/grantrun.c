@@ -395,7 +395,6 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
                 .cpu_seconds = o->cpu_seconds,
                 .memory_bytes = o->memory_bytes,
                 .dry_run = o->dry_run,
-                .allow_degraded = o->allow_degraded,
             },
         .level = o->level,
         .allow_degraded = o->allow_degraded,

@@ -32,7 +32,6 @@ typedef struct gk_launch_opts {
     long cpu_seconds;         /* RLIMIT_CPU inside (0: none) */
     long memory_bytes;        /* RLIMIT_AS inside (0: none) */
     bool dry_run;             /* describe, do not run */
-    bool allow_degraded;      /* run what unenforceable() would refuse (level.h decided) */
 } gk_launch_opts;
 
 typedef struct gk_launch_result {

@@ -1045,17 +1045,10 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
         gk_launch_result_clear(&out->run);
         return gk_launch(p, lo, notes, described, &out->run);
     }
-    if (abi <= 0 && !o->allow_degraded) {
-        fail(&out->run, GK_RUN_FAILED,
-             gk_strdup("confinement unavailable: Landlock is unavailable on this kernel"));
-    } else if (lo->processes > 0 && (getuid() == 0 || geteuid() == 0) && !o->allow_degraded) {
-        fail(&out->run, GK_RUN_FAILED,
-             gk_strdup("confinement unavailable: --processes cannot be enforced for root: the "
-                       "kernel never applies RLIMIT_NPROC to uid 0; run grantrun as an "
-                       "ordinary user, or without --processes"));
-    } else {
-        launch_landlock(p, pr, lo, described, &out->run);
-    }
+    /* Landlock missing, --processes for root: refused above by the record
+     * unless --allow-degraded (the helper still refuses a ruleset it
+     * cannot create). */
+    launch_landlock(p, pr, lo, described, &out->run);
     gk_projection_free(pr);
     return 0;
 }
