@@ -16,6 +16,7 @@
  */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -463,16 +464,32 @@ END_TEST
 
 /* ---- the run ends whole ------------------------------------------------- */
 
-/* Processes whose command line holds marker (another argument of sleep). */
+/* Processes whose command line (arguments joined by spaces) holds marker,
+ * read from /proc (no ps needed). */
 static int count_marked(const char *marker)
 {
-    int n = 0;
-    FILE *ps = popen("ps -eo args=", "r");
-    char line[4096];
-    while (ps && fgets(line, sizeof(line), ps))
-        n += strstr(line, marker) != NULL;
-    if (ps)
-        pclose(ps);
+    int n = 0, seen = 0;
+    DIR *proc = opendir("/proc");
+    ck_assert_ptr_nonnull(proc);
+    struct dirent *e;
+    while ((e = readdir(proc))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        gk_autofree char *path = gk_printf("/proc/%ld/cmdline", pid);
+        size_t len = 0;
+        gk_autofree char *cmd = gk_test_read(path, &len);
+        if (!cmd)
+            continue;
+        seen++;
+        for (size_t i = 0; i + 1 < len; i++)
+            if (cmd[i] == '\0')
+                cmd[i] = ' ';
+        n += strstr(cmd, marker) != NULL;
+    }
+    closedir(proc);
+    ck_assert_int_gt(seen, 0); /* the scan saw processes at all */
     return n;
 }
 
@@ -488,6 +505,17 @@ static void ends_whole(bool as_user)
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     run_free(&r);
     ck_assert_int_eq(count_marked("sleep 61.25"), 0);
+    /* control: the scan finds such a process where there is one */
+    pid_t control = fork();
+    if (control == 0) {
+        execl("/usr/bin/sleep", "sleep", "61.75", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 100 && count_marked("sleep 61.75") == 0; i++)
+        usleep(10000);
+    ck_assert_int_eq(count_marked("sleep 61.75"), 1);
+    kill(control, SIGKILL);
+    waitpid(control, NULL, 0);
     /* The deadline kills the whole run: 124. */
     double t0 = (double)time(NULL);
     r = run_on(NO_USERNS, as_user, "grantrun",
