@@ -306,8 +306,10 @@ static const listing *list_dir(listings *ls, const char *dir)
                 continue;
             t = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
         }
-        /* A symlink needs no rule: Landlock checks the path it leads to. */
-        if (t == DT_LNK)
+        /* A symlink needs no rule: Landlock checks the path it leads to. A
+         * name holding a newline cannot go to the helper: it gets no rule
+         * (unreachable, stricter) rather than refusing the run. */
+        if (t == DT_LNK || strchr(e->d_name, '\n'))
             continue;
         gk_strvec_push(&l.names, e->d_name);
         gk_strvec_push(&l.is_file, t == DT_DIR ? "" : "1");
