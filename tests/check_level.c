@@ -737,6 +737,15 @@ START_TEST(golden_records)
             gk_autofree char *stem = gk_strndup(files.v[i], strlen(files.v[i]) - 6);
             gk_autofree char *golden = gk_printf("%s.%s.txt", stem, grant_level_name((grant_level)l));
             gk_test_golden_text(golden, table);
+            /* the frame protocol's run-result member: the level and what
+             * it does not enforce (frame-protocol.md 3b) */
+            gk_autofree char *member = grant_enforcement_member_json(e);
+            gk_autofree char *want = gk_printf(
+                "{\"level\":\"%s\",\"unenforced\":[%s]}", grant_level_name((grant_level)l),
+                l ? "\"no signal to host processes\"" : "");
+            ck_assert_str_eq(member, want);
+            ck_assert_uint_eq(grant_enforcement_unenforced_count(e), l ? 1 : 0);
+            ck_assert_int_eq(grant_enforcement_level(e), l);
             grant_enforcement_free(e);
         }
         grant_policy_free(p);
