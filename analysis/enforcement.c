@@ -529,6 +529,13 @@ size_t gk_enforcement_unenforced(const grant_enforcement *e)
     return n;
 }
 
+void gk_enforcement_unenforced_rules(const grant_enforcement *e, gk_strvec *out)
+{
+    for (size_t i = 0; i < e->n; i++)
+        if (e->v[i].status == GK_ENF_NOT_ENFORCED)
+            gk_strvec_push(out, e->v[i].rule);
+}
+
 size_t gk_enforcement_lost(const grant_enforcement *e)
 {
     size_t n = 0;
@@ -594,12 +601,14 @@ size_t grant_enforcement_lost_count(const grant_enforcement *e)
 
 static void unenforced_json(gk_json_out *j, const grant_enforcement *e)
 {
+    gk_strvec rules = {0};
+    gk_enforcement_unenforced_rules(e, &rules);
     gk_json_key(j, "unenforced");
     gk_json_array(j);
-    for (size_t i = 0; i < e->n; i++)
-        if (e->v[i].status == GK_ENF_NOT_ENFORCED)
-            gk_json_string(j, e->v[i].rule);
+    for (size_t i = 0; i < rules.n; i++)
+        gk_json_string(j, rules.v[i]);
     gk_json_end(j);
+    gk_strvec_free(&rules);
 }
 
 char *grant_enforcement_json(const grant_enforcement *e)

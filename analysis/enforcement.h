@@ -82,6 +82,9 @@ GK_HIDDEN void gk_enforcement_set_bwrap_version(grant_enforcement *e, const char
  * (not enforced, or weaker on a rule of the stack): what auto refuses. */
 GK_HIDDEN size_t gk_enforcement_unenforced(const grant_enforcement *e);
 GK_HIDDEN size_t gk_enforcement_lost(const grant_enforcement *e);
+/* The rules not enforced at all, appended to out (the frame protocol's
+ * run-result: enforcement.unenforced). */
+GK_HIDDEN void gk_enforcement_unenforced_rules(const grant_enforcement *e, gk_strvec *out);
 /* The rows with status >= min, one per line "  - RULE (ORIGIN): WHY",
  * appended to out. */
 GK_HIDDEN void gk_enforcement_list(const grant_enforcement *e, gk_enf_status min, bool policy_only,
