@@ -12,7 +12,7 @@
  * capability; applies the Landlock ruleset read from --landlock-fd; loads
  * the seccomp programs read from each --seccomp-fd (in the envelope the
  * mount filter; at the landlock level, where the helper runs alone, the
- * main, mount and unix-socket filters); execs
+ * main and mount filters and its own, runtime/level.c); execs
  * COMMAND (PATH search in the envelope's environment). When it remounted
  * anything noexec, a regular file on descriptor 0-2 reaches COMMAND as a
  * pipe, the helper staying behind as its relay (guard_stdio).
