@@ -599,6 +599,29 @@ START_TEST(carve_outs_nest)
 }
 END_TEST
 
+/* The control of the network rows: without net deny, TCP and UDP reach
+ * the host's listeners at both levels (a Unix socket still does not at the
+ * landlock level: socket(AF_UNIX) is refused there, stricter). */
+START_TEST(net_allowed_reaches_the_host)
+{
+    gk_autofree char *pol = policy("o.grant", "grant o {\n"
+                                              "    exec { allow @B/bin/escape-probe; }\n"
+                                              "    fs { read /usr /etc @B/bin; write cwd:; }\n"
+                                              "}\n");
+    gk_autofree char *tcp = gk_printf("tcp:127.0.0.1:%d", tcp_port);
+    gk_autofree char *udp = gk_printf("udp:127.0.0.1:%d", udp_port);
+    for (int l = 0; l < 2; l++) {
+        run r = run_on(l ? NO_USERNS : HOST, false, "grantrun",
+                       ARGS("-p", pol, "--level", l ? "landlock" : "namespaces", "--", probe, tcp,
+                            udp, "socketpair"));
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        ck_assert_msg(strcmp(r.out, "tcp=OK\nudp=OK\nsocketpair=OK\n") == 0, "%s: %s",
+                      l ? "landlock" : "namespaces", r.out);
+        run_free(&r);
+    }
+}
+END_TEST
+
 START_TEST(auto_without_bwrap)
 {
     /* No bubblewrap on PATH: the namespaces level cannot run, and a
@@ -770,6 +793,7 @@ static Suite *suite(void)
     tcase_add_test(tc, auto_host_is_namespaces);
     tcase_add_test(tc, auto_without_bwrap);
     tcase_add_test(tc, carve_outs_nest);
+    tcase_add_test(tc, net_allowed_reaches_the_host);
     tcase_add_test(tc, a_rule_not_enforced_needs_allow_degraded);
     tcase_add_test(tc, the_run_ends_whole);
     tcase_add_test(tc, report_and_audit_agree_on_every_bundled_policy);
