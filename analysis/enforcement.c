@@ -200,12 +200,25 @@ static void fs_rows(ctx *c)
     }
 }
 
-static void exec_rows(ctx *c)
+static bool veto_dir(const grant_policy *p, const char *v)
+{
+    for (size_t i = 0; i < p->stack.n; i++) {
+        const gk_layer *f = p->stack.v[i];
+        if (f->has_exec && gk_entries_has(&f->exec.veto_dirs, v))
+            return true;
+    }
+    return false;
+}
+
+static void exec_rows(ctx *c, const grant_policy *p)
 {
     const gk_projection *pr = c->pr;
     grant_enforcement *e = c->e;
     if (pr->exec_restricted) {
         char *why = NULL;
+        why = gk_strdup("EXECUTE only on the admitted programs and the ELF interpreter; the "
+                        "interpreter still loads a readable program that is not admitted "
+                        "(ld.so PROGRAM, audit GK008), at both levels");
         gk_enf_status st = ll_only(c, GK_ENF_ENFORCED, &why);
         row(e, true, "exec.allow", "policy", GK_BY_GATE | GK_BY_LANDLOCK, st, why,
             "exec allow-list (%zu programs and directories)", pr->exec_admit.n);
@@ -249,6 +262,11 @@ static void exec_rows(ctx *c)
             why = gk_strdup("EXECUTE and READ_FILE are withheld from it (neither run, nor "
                             "loaded, nor copied) and go to each existing entry around it");
             st = ll_only(c, st, &why);
+        } else if (veto_dir(p, v)) {
+            st = GK_ENF_WEAKER;
+            why = gk_strdup("a vetoed directory inside an exec grant: bwrap masks files, and "
+                            "the namespaces level's Landlock rules cannot carve it out, so only "
+                            "the gate holds it (the landlock level pushes EXECUTE down instead)");
         } else {
             by |= GK_BY_MOUNT;
         }
@@ -487,7 +505,7 @@ void gk_enforcement_derive(const grant_policy *p, const gk_projection *pr, grant
     ctx c = {out, pr, level == GRANT_LEVEL_LANDLOCK, host->landlock_abi,
              host->landlock_abi <= 0};
     fs_rows(&c);
-    exec_rows(&c);
+    exec_rows(&c, p);
     subcommand_rows(&c, p);
     implicit_rows(&c);
     net_rows(&c);
