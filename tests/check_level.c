@@ -86,6 +86,10 @@ static void setup(void)
     probe = gk_printf("%s/bin/escape-probe", base);
     gk_autofree char *built = gk_printf("%s/tests/escape-probe", gk_test_builddir());
     gk_test_copy(built, probe, 0755);
+    gk_autofree char *mkold = gk_printf("mkdir -p %s/opt/old", base);
+    ck_assert_int_eq(system(mkold), 0);
+    gk_autofree char *old = gk_printf("%s/opt/old/p", base);
+    gk_test_copy("/usr/bin/true", old, 0755);
     gk_autofree char *vetoed = gk_printf("%s/opt/vetoed", base);
     gk_autofree char *admitted = gk_printf("%s/opt/admitted", base);
     gk_test_copy("/usr/bin/true", vetoed, 0755);
@@ -178,7 +182,7 @@ static const char level_policy[] =
     "grant l {\n"
     "    exec {\n"
     "        allow @B/bin/escape-probe @B/opt/ sh find env true cat sleep;\n"
-    "        deny @B/opt/vetoed;\n"
+    "        deny @B/opt/vetoed @B/opt/old/;\n"
     "    }\n"
     "    fs {\n"
     "        read /usr /etc @B/bin @B/opt;\n"
@@ -259,6 +263,8 @@ static const attack attacks[] = {
     {"exec of a program not admitted", "run:/usr/bin/id", "ERR:EACCES", "ERR:EACCES", false},
     {"control: exec of an admitted program", "run:@B/opt/admitted", "EXIT:0", "EXIT:0", true},
     {"exec of a vetoed program", "run:@B/opt/vetoed", "ERR:EACCES", "ERR:EACCES", false},
+    {"not claimed at namespaces: a program in a vetoed directory inside an admitted one",
+     "run:@B/opt/old/p", "EXIT:0", "ERR:EACCES", false},
     {"a vetoed program through the ELF loader", "ldso:@B/opt/vetoed", "EXIT:127", "EXIT:127",
      false},
     {"control: an admitted one through the loader", "ldso:@B/opt/admitted", "EXIT:0", "EXIT:0",
