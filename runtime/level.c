@@ -1008,11 +1008,10 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
                 return 0;
             }
             reason = gk_printf("auto: %s; the policy loses nothing at the landlock level", why);
-            gk_enforcement_clear(&out->record);
-            out->have_record = false;
         }
     }
-    derive(&out->record, p, pr, level, lo, abi);
+    if (!out->have_record) /* derived once: auto's fallback has it already */
+        derive(&out->record, p, pr, level, lo, abi);
     out->have_record = true;
     gk_enforcement_set_reason(&out->record, reason);
     if (o->bwrap_version) {
