@@ -554,11 +554,12 @@ out:
 
 /* ---- audit -------------------------------------------------------------- */
 
-enum { OPT_AUDIT_FAIL_ON = 0x200 };
+enum { OPT_AUDIT_FAIL_ON = 0x200, OPT_AUDIT_LEVEL };
 
 static const char usage_audit[] =
     "Usage: grantc audit [CTX] FILE... [--extend FILE]... [--format text|json|sarif]\n"
     "                    [--fail-on error|warning|note|none]\n"
+    "       grantc audit [CTX] FILE... --level namespaces|landlock [--format text|json]\n"
     "Report risks and dead rules in a policy. Each finding has a stable id, a\n"
     "severity, the rule responsible (file:line, when there is one) and a message.\n"
     "Host-target audits also look at this machine (Unix sockets, who can write the\n"
@@ -578,6 +579,13 @@ static const char usage_audit[] =
     "                        exit 1 when a finding of this severity or a graver one\n"
     "                        exists (default error; none: findings never fail)\n"
     "      --extend FILE     join FILE into the first FILE (repeatable)\n"
+    "      --level namespaces|landlock\n"
+    "                        instead of findings, the enforcement record of that level\n"
+    "                        of confinement (grantrun(1)): per rule what enforces it,\n"
+    "                        and whether it holds as written, stricter, weaker or not\n"
+    "                        at all (json: the document of grantrun --report); exit 1\n"
+    "                        when the level loses a rule (what grantrun --level auto\n"
+    "                        refuses to fall back over)\n"
     "  -h, --help            print this help and exit\n"
     "\n"
     "Findings:\n"
@@ -660,11 +668,22 @@ static void print_findings_text(const grant_findings *f)
 typedef struct audit_opts {
     enum { AUDIT_TEXT, AUDIT_JSON, AUDIT_SARIF } format;
     int fail_on;
+    bool has_level;
+    grant_level level;
 } audit_opts;
 
 static int audit_option(void *state, int opt, const char *arg)
 {
     audit_opts *o = state;
+    if (opt == OPT_AUDIT_LEVEL) {
+        if (grant_level_from_name(arg, &o->level) < 0) {
+            cli_error("--level: unknown level '%s' (expected namespaces or landlock)", arg);
+            cli_usage_hint("audit");
+            return -1;
+        }
+        o->has_level = true;
+        return 0;
+    }
     if (opt == OPT_FORMAT) {
         if (strcmp(arg, "text") == 0)
             o->format = AUDIT_TEXT;
@@ -686,14 +705,42 @@ static int audit_option(void *state, int opt, const char *arg)
     return 0;
 }
 
+/* grantc audit --level: the enforcement record instead of findings. */
+static int audit_level(const grant_policy *policy, const audit_opts *o)
+{
+    if (o->format == AUDIT_SARIF) {
+        cli_error("--level: the enforcement record has no SARIF form (text or json)");
+        return CLI_EXIT_USAGE;
+    }
+    grant_enforcement *e = NULL;
+    int rc = grant_enforcement_derive(policy, o->level, &e);
+    if (rc < 0) {
+        cli_error("cannot derive the enforcement record: %s", strerror(-rc));
+        return CLI_EXIT_USAGE;
+    }
+    char *doc = o->format == AUDIT_JSON ? grant_enforcement_json(e) : grant_enforcement_text(e);
+    fputs(doc, stdout);
+    if (o->format == AUDIT_JSON)
+        fputc('\n', stdout);
+    free(doc);
+    int status = grant_enforcement_lost_count(e) ? CLI_EXIT_DIFFERENT : CLI_EXIT_OK;
+    grant_enforcement_free(e);
+    if (fflush(stdout) != 0) {
+        cli_error("cannot write to standard output: %s", strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    return status;
+}
+
 static int cmd_audit(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"format", required_argument, NULL, OPT_FORMAT},
         {"fail-on", required_argument, NULL, OPT_AUDIT_FAIL_ON},
+        {"level", required_argument, NULL, OPT_AUDIT_LEVEL},
         {NULL, 0, NULL, 0},
     };
-    audit_opts o = {AUDIT_TEXT, GRANT_SEVERITY_ERROR};
+    audit_opts o = {AUDIT_TEXT, GRANT_SEVERITY_ERROR, false, GRANT_LEVEL_NAMESPACES};
     const cli_cmd_spec spec = {"audit", usage_audit, "", longopts, true, audit_option, &o};
     cli_cmd_args args;
     int status = cli_parse_command(&spec, argc, argv, &args);
@@ -707,6 +754,10 @@ static int cmd_audit(int argc, char **argv)
     if (cli_compile_files(args.ctx, argv + args.first, (size_t)(argc - args.first), args.extends,
                       args.nextends, &policy))
         goto out;
+    if (o.has_level) {
+        status = audit_level(policy, &o);
+        goto out;
+    }
     int rc = grant_audit(policy, &findings);
     if (rc < 0) {
         cli_error("cannot audit the policy: %s", strerror(-rc));

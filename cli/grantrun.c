@@ -18,7 +18,7 @@
 
 #include "cli_cmd.h"
 #include "cli_util.h"
-#include "runtime/launch.h"
+#include "runtime/level.h"
 
 #ifndef GK_HELPER_PATH
 #define GK_HELPER_PATH "/usr/local/libexec/grantkit/grantkit-helper"
@@ -52,6 +52,14 @@ static const char usage_run[] =
     "                        least 16M); some runtimes reserve more than they use\n"
     "                        and fail early\n"
     "      --bwrap PATH      the bubblewrap to pin (default: first on PATH)\n"
+    "      --level auto|namespaces|landlock\n"
+    "                        the level of confinement (default auto: namespaces where\n"
+    "                        the host allows them, else landlock if the policy loses\n"
+    "                        nothing there, else refused with what it would lose)\n"
+    "      --allow-degraded  run even where a rule cannot be enforced at the level;\n"
+    "                        each such rule is printed\n"
+    "      --report FILE     write the enforcement record (level, why, and per rule\n"
+    "                        what enforces it) to FILE as JSON\n"
     "      --dry-run         print the bwrap arguments and the Landlock ruleset, run\n"
     "                        nothing\n"
     "  -h, --help            print this help and exit\n"
@@ -71,6 +79,9 @@ enum {
     OPT_PROCESSES,
     OPT_CPU,
     OPT_MEMORY,
+    OPT_LEVEL,
+    OPT_ALLOW_DEGRADED,
+    OPT_REPORT,
     OPT_LATER, /* an option of cli.md this version does not implement */
 };
 
@@ -79,7 +90,9 @@ typedef struct run_opts {
     size_t npolicies;
     char **env_args;
     size_t nenv;
-    bool keep_env, tty, dry_run;
+    bool keep_env, tty, dry_run, allow_degraded;
+    gk_level_choice level;
+    const char *report;
     const char *bwrap;
     long timeout_ms;
     long processes, cpu_seconds, memory_bytes;
@@ -142,6 +155,24 @@ static int run_option(void *state, int opt, const char *arg)
         return 0;
     case OPT_BWRAP:
         o->bwrap = arg;
+        return 0;
+    case OPT_LEVEL: {
+        grant_level l;
+        if (strcmp(arg, "auto") == 0) {
+            o->level = GK_LEVEL_AUTO;
+        } else if (grant_level_from_name(arg, &l) == 0) {
+            o->level = (gk_level_choice)l;
+        } else {
+            cli_error("--level: unknown level '%s' (expected auto, namespaces or landlock)", arg);
+            return -1;
+        }
+        return 0;
+    }
+    case OPT_ALLOW_DEGRADED:
+        o->allow_degraded = true;
+        return 0;
+    case OPT_REPORT:
+        o->report = arg;
         return 0;
     case OPT_TIMEOUT:
         if (parse_duration(arg, &o->timeout_ms) < 0) {
@@ -252,7 +283,9 @@ static const struct option run_longopts[] = {
     {"diff", required_argument, NULL, OPT_LATER},
     {"diff-metadata", no_argument, NULL, OPT_LATER},
     {"json", no_argument, NULL, OPT_LATER},
-    {"allow-degraded", no_argument, NULL, OPT_LATER},
+    {"allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED},
+    {"level", required_argument, NULL, OPT_LEVEL},
+    {"report", required_argument, NULL, OPT_REPORT},
     {NULL, 0, NULL, 0},
 };
 
@@ -283,31 +316,58 @@ static bool operands_ok(const cli_cmd_args *args, int nopts, char **argv, const 
     return true;
 }
 
-/* gk_launch, its notes, description and message printed; returns
- * grantrun's exit status. */
-static int launch_and_report(const grant_policy *policy, const gk_launch_opts *lo)
+/* The directory a file name lands in ("." for a bare name). Caller frees. */
+static char *report_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* The run at its level, its notes, description, record and message
+ * printed; returns grantrun's exit status. */
+static int launch_and_report(const grant_policy *policy, const gk_level_opts *lo,
+                             const run_opts *o)
 {
     grant_diags *notes = grant_diags_new();
     gk_buf described = {0};
-    gk_launch_result result = {0};
+    gk_level_result result = {0};
     int status = GK_RUN_FAILED;
-    int rc = gk_launch(policy, lo, notes, &described, &result);
-    /* Fidelity notes matter when reading the plan, not on every run. */
-    if (lo->dry_run)
+    int rc = gk_level_run(policy, lo, notes, &described, &result);
+    /* Fidelity notes matter when reading the plan, not on every run; a
+     * rule run unenforced (--allow-degraded) is said every time. */
+    if (lo->launch.dry_run || lo->allow_degraded)
         cli_print_diags(notes);
     grant_diags_free(notes);
     if (rc < 0) {
         cli_error("cannot run: %s%s", strerror(-rc),
                   rc == -EINVAL ? " (compile for this host: no --target)" : "");
     } else {
-        if (lo->dry_run && described.data)
+        if (lo->launch.dry_run && described.data)
             cli_write_stream(stdout, described.data, described.len);
-        if (result.message)
-            cli_error("%s", result.message);
-        status = result.status;
+        if (result.run.message)
+            cli_error("%s", result.run.message);
+        status = result.run.status;
+        if (o->report && result.have_record) {
+            char *doc = grant_enforcement_json(&result.record);
+            gk_buf b = {0};
+            gk_buf_puts(&b, doc);
+            gk_buf_putc(&b, '\n');
+            int wrc = cli_write_file(o->report, b.data, b.len);
+            if (wrc < 0) {
+                cli_error("--report %s: cannot write it: %s", o->report, strerror(-wrc));
+                if (status == 0)
+                    status = GK_RUN_FAILED;
+            }
+            gk_buf_free(&b);
+            free(doc);
+        }
     }
     gk_buf_free(&described);
-    gk_launch_result_clear(&result);
+    gk_level_result_clear(&result);
     return status;
 }
 
@@ -321,26 +381,35 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
     char *bwrap = o->bwrap ? strdup(o->bwrap)
                            : gk_launch_find_program(policy, "bwrap", getenv("PATH"));
     const char *helper = getenv("GRANTKIT_HELPER");
-    gk_launch_opts lo = {
-        .argv = command,
-        .argc = ncommand,
-        .env = (const char *const *)env,
-        .tty = o->tty,
-        .bwrap = bwrap,
-        .helper = helper && *helper ? helper : GK_HELPER_PATH,
-        .timeout_ms = o->timeout_ms,
-        .processes = o->processes,
-        .cpu_seconds = o->cpu_seconds,
-        .memory_bytes = o->memory_bytes,
-        .dry_run = o->dry_run,
+    gk_level_opts lo = {
+        .launch =
+            {
+                .argv = command,
+                .argc = ncommand,
+                .env = (const char *const *)env,
+                .tty = o->tty,
+                .bwrap = bwrap && bwrap[0] == '/' ? bwrap : NULL,
+                .helper = helper && *helper ? helper : GK_HELPER_PATH,
+                .timeout_ms = o->timeout_ms,
+                .processes = o->processes,
+                .cpu_seconds = o->cpu_seconds,
+                .memory_bytes = o->memory_bytes,
+                .dry_run = o->dry_run,
+            },
+        .level = o->level,
+        .allow_degraded = o->allow_degraded,
+        .bwrap_version = o->report != NULL,
     };
-    if (!bwrap || bwrap[0] != '/')
+    gk_autofree char *report_dir = o->report ? report_dir_of(o->report) : NULL;
+    if (report_dir && access(report_dir, W_OK) < 0)
+        cli_error("--report %s: cannot write there: %s; nothing ran", o->report, strerror(errno));
+    else if (o->level == GK_LEVEL_NAMESPACES && !lo.launch.bwrap)
         cli_error("confinement unavailable: no bubblewrap (bwrap) on PATH; install it or pass "
                   "--bwrap PATH; nothing ran");
-    else if (access(lo.helper, X_OK) < 0)
-        cli_error("confinement unavailable: no helper at %s; nothing ran", lo.helper);
+    else if (access(lo.launch.helper, X_OK) < 0)
+        cli_error("confinement unavailable: no helper at %s; nothing ran", lo.launch.helper);
     else
-        status = launch_and_report(policy, &lo);
+        status = launch_and_report(policy, &lo, o);
     for (size_t i = 0; env && env[i]; i++)
         free(env[i]);
     free(env);
@@ -359,6 +428,7 @@ int main(int argc, char **argv)
     size_t ncommand = nopts < argc ? (size_t)(argc - nopts - 1) : 0;
 
     run_opts o = {0};
+    o.level = GK_LEVEL_AUTO;
     o.policies = calloc((size_t)argc + 1, sizeof(char *));
     o.env_args = calloc((size_t)argc + 1, sizeof(char *));
     if (!o.policies || !o.env_args)

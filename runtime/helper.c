@@ -3,14 +3,16 @@
  *
  *   grantkit-helper [--status-fd N] [--noexec PATH]... [--nproc N]
  *                   [--nofile N] [--cpu SECONDS] [--as BYTES] [--landlock-fd N]
- *                   [--seccomp-fd N] -- COMMAND [ARG...]
+ *                   [--seccomp-fd N]... -- COMMAND [ARG...]
  *
  * Runs inside bwrap with CAP_SYS_ADMIN in the envelope's user namespace
  * only, and in this order: remounts each --noexec path nosuid,nodev,noexec
  * (keeping the flags the mount already has, which a user namespace may not
  * clear); sets the resource limits; sets no_new_privs and drops every
  * capability; applies the Landlock ruleset read from --landlock-fd; loads
- * the seccomp program read from --seccomp-fd (the mount filter); execs
+ * the seccomp programs read from each --seccomp-fd (in the envelope the
+ * mount filter; at the landlock level, where the helper runs alone, the
+ * main and mount filters and its own, runtime/level.c); execs
  * COMMAND (PATH search in the envelope's environment). When it remounted
  * anything noexec, a regular file on descriptor 0-2 reaches COMMAND as a
  * pipe, the helper staying behind as its relay (guard_stdio).
@@ -28,6 +30,10 @@
  * launcher refuses it):
  *   grantkit-landlock 1
  *   abi N                 the lowest ABI whose rights the ruleset uses
+ *   net HEX               handled_access_net, no rule: TCP bind/connect denied
+ *                         (optional, before handled; ABI 4)
+ *   scope HEX             scoped: abstract Unix sockets, signals (optional,
+ *                         before handled; ABI 6)
  *   handled HEX           handled_access_fs (kernel bit values)
  *   rule HEX f|d PATH     allowed access beneath PATH (f: a file)
  * A rule whose path does not open is skipped (a -try bind that mounted
@@ -76,6 +82,8 @@
  * here, as the kernel's uapi has them. */
 struct gk_ll_ruleset_attr {
     uint64_t handled_access_fs;
+    uint64_t handled_access_net; /* ABI 4 */
+    uint64_t scoped;             /* ABI 6 */
 };
 struct gk_ll_path_beneath_attr {
     uint64_t allowed_access;
@@ -231,7 +239,7 @@ static void apply_landlock(int fd)
     if (!line || strcmp(line, "grantkit-landlock 1") != 0)
         report(125, "setup landlock: not a grantkit-landlock 1 ruleset");
     long need_abi = -1;
-    unsigned long long handled = 0;
+    unsigned long long handled = 0, net = 0, scoped = 0;
     bool have_handled = false;
     int ruleset = -1;
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, GK_LL_CREATE_RULESET_VERSION);
@@ -241,15 +249,25 @@ static void apply_landlock(int fd)
             if (abi < need_abi)
                 report(125, "setup landlock: the ruleset needs ABI %ld, this kernel has %s",
                        need_abi, abi < 0 ? strerror(errno) : "an older one");
+        } else if ((strncmp(line, "net ", 4) == 0 || strncmp(line, "scope ", 6) == 0) &&
+                   !have_handled) {
+            bool is_net = line[0] == 'n';
+            char *end;
+            unsigned long long v = strtoull(line + (is_net ? 4 : 6), &end, 16);
+            if (*end || !v)
+                report(125, "setup landlock: bad %s line", is_net ? "net" : "scope");
+            *(is_net ? &net : &scoped) = v;
         } else if (strncmp(line, "handled ", 8) == 0) {
             char *end;
             handled = strtoull(line + 8, &end, 16);
             if (*end || !handled)
                 report(125, "setup landlock: bad handled line");
-            struct gk_ll_ruleset_attr attr = {handled};
+            struct gk_ll_ruleset_attr attr = {handled, net, scoped};
             if (need_abi < 0)
                 report(125, "setup landlock: handled before abi");
-            ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+            /* The kernel takes the structure as long as this ABI knows it. */
+            size_t size = scoped ? sizeof(attr) : net ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
+            ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
             if (ruleset < 0)
                 report(125, "setup landlock: create ruleset: %s", strerror(errno));
             have_handled = true;
@@ -463,7 +481,8 @@ int main(int argc, char **argv)
 {
     const char *noexec[MAX_NOEXEC];
     size_t nnoexec = 0;
-    int landlock_fd = -1, seccomp_fd = -1;
+    int landlock_fd = -1, seccomp_fd[4];
+    size_t nseccomp = 0;
     long nproc = -1, nofile = -1, cpu = -1, as = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -482,7 +501,9 @@ int main(int argc, char **argv)
         } else if (strcmp(flag, "--landlock-fd") == 0) {
             landlock_fd = fd_arg(flag, v);
         } else if (strcmp(flag, "--seccomp-fd") == 0) {
-            seccomp_fd = fd_arg(flag, v);
+            if (nseccomp == sizeof(seccomp_fd) / sizeof(*seccomp_fd))
+                usage("too many --seccomp-fd");
+            seccomp_fd[nseccomp++] = fd_arg(flag, v);
         } else if (strcmp(flag, "--nproc") == 0) {
             nproc = number(flag, v);
         } else if (strcmp(flag, "--nofile") == 0) {
@@ -511,8 +532,8 @@ int main(int argc, char **argv)
     drop_privileges();
     if (landlock_fd >= 0)
         apply_landlock(landlock_fd);
-    if (seccomp_fd >= 0)
-        load_seccomp(seccomp_fd);
+    for (size_t k = 0; k < nseccomp; k++)
+        load_seccomp(seccomp_fd[k]);
     if (nnoexec > 0)
         guard_stdio();
     /* Only 0-2 reach the command (the status pipe closes on exec). */

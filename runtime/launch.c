@@ -167,27 +167,6 @@ static void dev_without_devpts(gk_strvec *args, const char *dev)
     gk_strvec_push_take(args, gk_printf("%s/shm", dev));
 }
 
-/* What this host cannot hold for the policy: the reason (the launch is
- * refused, 125, nothing runs), or NULL. */
-static char *unenforceable(const gk_projection *pr, const gk_launch_opts *o)
-{
-    if (pr->exec_restricted && !pr->fs_restricted)
-        /* The host root is bound writable (--dev-bind / /) and holds /usr:
-         * no noexec mount can keep what the run writes from the ELF
-         * loader. Refused rather than half kept (grantrun(1)). */
-        return gk_strdup("confinement unavailable: exec is restricted but fs is not: with the "
-                         "host root bound writable, a file the command writes could still be "
-                         "run through the ELF loader; grant fs regions (read/write) or drop "
-                         "the exec allow-list");
-    if (o->processes > 0 && (getuid() == 0 || geteuid() == 0))
-        /* The kernel exempts uid 0 from RLIMIT_NPROC, in a user namespace
-         * too (its uid 0 is the host's): a limit set would never hold. */
-        return gk_strdup("confinement unavailable: --processes cannot be enforced for root: the "
-                         "kernel never applies RLIMIT_NPROC to uid 0; run grantrun as an "
-                         "ordinary user, or without --processes");
-    return NULL;
-}
-
 /* The plan's options as this caller's bwrap needs them: for a caller who
  * is not root, /dev without devpts (dev_without_devpts). The options are
  * walked option by option, so a value is never read as an option. */
@@ -519,9 +498,8 @@ static void describe(gk_buf *d, const invocation *c, const char *ruleset)
     gk_strvec_free(&args);
 }
 
-/* 1. The gate decides before anything starts. Returns 1 when the command
- * is admitted, 0 when out says why not, or -errno. */
-static int gate_first(const grant_policy *p, const gk_launch_opts *o, gk_launch_result *out)
+/* 1. The gate decides before anything starts (launch.h). */
+int gk_launch_gate(const grant_policy *p, const gk_launch_opts *o, gk_launch_result *out)
 {
     grant_verdict *v = NULL;
     int rc = grant_check_exec(p, (const char *const *)o->argv, o->argc, env_get(o->env, "PATH"),
@@ -566,11 +544,9 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
                        "take: refusing to run without it"));
         return false;
     }
-    char *refused = unenforceable(e->pr, o);
-    if (refused) {
-        fail(out, GK_RUN_FAILED, refused);
-        return false;
-    }
+    /* What the policy asks and this level cannot hold (exec restricted
+     * with fs unrestricted, --processes for root) was refused before, by
+     * the enforcement record (level.h), or opted into (--allow-degraded). */
     noexec_mounts(e->pr, &e->plan, &e->noexec);
     return true;
 }
@@ -793,7 +769,7 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
         return -EINVAL;
     if (gk_target_is_offline(gk_policy_context(p)))
         return -EINVAL; /* paths frozen for another machine */
-    int rc = gate_first(p, o, out);
+    int rc = gk_launch_gate(p, o, out);
     if (rc <= 0)
         return rc;
 

@@ -48,6 +48,12 @@ GK_HIDDEN int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_di
                         gk_buf *described, gk_launch_result *out);
 GK_HIDDEN void gk_launch_result_clear(gk_launch_result *r);
 
+/* The gate's decision on o's command, before anything starts: 1 when it is
+ * admitted, 0 when out says why not (126 refused, 127 admitted but
+ * missing), or -errno. gk_launch asks it first; the landlock level too. */
+GK_HIDDEN int gk_launch_gate(const grant_policy *p, const gk_launch_opts *o,
+                             gk_launch_result *out);
+
 /* Where the PATH walk of the policy's context finds `name` in path_env
  * (absolute entries only, an executable regular file: the gate's own
  * walk), or NULL. Caller frees. */

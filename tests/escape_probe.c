@@ -24,14 +24,37 @@
  *   setcap:PATH       setxattr security.capability (cap_setuid+ep)
  *   mode:PATH         prints mode=<octal> (the permission bits stat sees)
  *   fork:N            fork N children that wait; prints fork=<how many forked>
+ * The attacks of the levels of confinement (check_level):
+ *   read:PATH         open O_RDONLY and read a byte
+ *   write:PATH        open O_WRONLY|O_CREAT|O_APPEND (0644) and write a byte
+ *   list:DIR          opendir and readdir
+ *   cmd:PROG ARG...   fork, execv PROG with the space-separated arguments
+ *   tcp:IP:PORT       connect a TCP socket; udp:IP:PORT sendto a datagram
+ *   abstract:NAME     connect a Unix stream socket to the abstract name
+ *   unix:PATH         connect a Unix stream socket to the socket file
+ *   socketpair        socketpair(AF_UNIX)
+ *   kill:PID:SIG      kill(PID, SIG); killchild: fork a child and SIGKILL it
+ *   ptrace:PID        PTRACE_ATTACH (detached again if it worked)
+ *   tiocsti           ioctl(0, TIOCSTI, " "); winsize: ioctl(0, TIOCGWINSZ)
+ *   userns            unshare(CLONE_NEWUSER) in a child
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +291,139 @@ static int set_capability(const char *path)
     return setxattr(path, "security.capability", &cap, sizeof(cap), 0);
 }
 
+static void do_cmd(const char *line)
+{
+    char *copy = strdup(line), *save = NULL, *argv[64];
+    size_t n = 0;
+    for (char *w = strtok_r(copy, " ", &save); w && n < 63; w = strtok_r(NULL, " ", &save))
+        argv[n++] = w;
+    argv[n] = NULL;
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    execv(argv[0], argv);
+}
+
+static void inet(const char *host, const char *port, bool stream)
+{
+    if (!port) {
+        result("BAD");
+        return;
+    }
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+    inet_pton(AF_INET, host, &sa.sin_addr);
+    int s = socket(AF_INET, (stream ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+    if (s < 0) {
+        err_result(errno);
+        return;
+    }
+    long rc = stream ? connect(s, (struct sockaddr *)&sa, sizeof(sa))
+                     : sendto(s, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa));
+    rc_result(rc);
+    close(s);
+}
+
+static void unix_connect(const char *name, bool abstract)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t len = strlen(name);
+    if (len + 2 > sizeof(sa.sun_path)) {
+        result("BAD");
+        return;
+    }
+    memcpy(sa.sun_path + abstract, name, len);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) {
+        err_result(errno);
+        return;
+    }
+    rc_result(connect(s, (struct sockaddr *)&sa,
+                      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + len +
+                                  !abstract)));
+    close(s);
+}
+
+static void level_step(const char *step, const char *a, const char *b)
+{
+    if (strcmp(step, "read") == 0) {
+        char c;
+        int fd = open(a, O_RDONLY | O_CLOEXEC);
+        rc_result(fd < 0 ? -1 : read(fd, &c, 1));
+    } else if (strcmp(step, "write") == 0) {
+        int fd = open(a, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        rc_result(fd < 0 ? -1 : write(fd, "x", 1));
+    } else if (strcmp(step, "list") == 0) {
+        DIR *d = opendir(a);
+        rc_result(d && readdir(d) ? 0 : -1);
+    } else if (strcmp(step, "cmd") == 0) {
+        in_child(do_cmd, a);
+    } else if (strcmp(step, "tcp") == 0 || strcmp(step, "udp") == 0) {
+        inet(a, b, step[0] == 't');
+    } else if (strcmp(step, "abstract") == 0 || strcmp(step, "unix") == 0) {
+        unix_connect(a, step[0] == 'a');
+    } else if (strcmp(step, "socketpair") == 0) {
+        int sv[2];
+        rc_result(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+    } else if (strcmp(step, "kill") == 0) {
+        rc_result(kill((pid_t)atoi(a), b ? atoi(b) : 0));
+    } else if (strcmp(step, "killchild") == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            pause();
+            _exit(0);
+        }
+        rc_result(kill(pid, SIGKILL));
+        waitpid(pid, NULL, 0);
+    } else if (strcmp(step, "ptrace") == 0) {
+        long rc = ptrace(PTRACE_ATTACH, (pid_t)atoi(a), NULL, NULL);
+        rc_result(rc);
+        if (rc == 0)
+            ptrace(PTRACE_DETACH, (pid_t)atoi(a), NULL, NULL);
+    } else if (strcmp(step, "tiocsti") == 0) {
+        char c = ' ';
+        rc_result(ioctl(0, TIOCSTI, &c));
+    } else if (strcmp(step, "winsize") == 0) {
+        struct winsize ws;
+        rc_result(ioctl(0, TIOCGWINSZ, &ws));
+    } else if (strcmp(step, "userns") == 0) {
+        int p[2];
+        if (pipe(p) < 0) {
+            err_result(errno);
+            return;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            int err = unshare(CLONE_NEWUSER) < 0 ? errno : 0;
+            if (write(p[1], &err, sizeof(err)) < 0)
+                _exit(1);
+            _exit(0);
+        }
+        int err = -1;
+        if (read(p[0], &err, sizeof(err)) != (ssize_t)sizeof(err))
+            err = EIO;
+        waitpid(pid, NULL, 0);
+        close(p[0]);
+        close(p[1]);
+        if (err)
+            err_result(err);
+        else
+            result("OK");
+    } else {
+        fprintf(stderr, "escape-probe: bad step %s\n", step);
+        exit(2);
+    }
+}
+
+static bool is_level_step(const char *step)
+{
+    static const char *const steps[] = {"read",      "write",  "list",   "cmd",     "tcp",
+                                        "udp",       "abstract", "unix", "socketpair", "kill",
+                                        "killchild", "ptrace", "tiocsti", "winsize", "userns"};
+    for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
+        if (strcmp(step, steps[i]) == 0)
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -281,6 +437,14 @@ int main(int argc, char **argv)
                 *b++ = '\0';
         }
         verb = step;
+        if (is_level_step(step)) {
+            /* cmd: takes the rest of the step whole (its words may hold ':') */
+            if (strcmp(step, "cmd") == 0 && a && b)
+                a[strlen(a)] = ':';
+            level_step(step, a, b);
+            free(step);
+            continue;
+        }
         mode_t mode = a ? (mode_t)strtoul(a, NULL, 8) : 0;
         if (strcmp(step, "cp") == 0 && b)
             copy_file(a, b);

@@ -243,6 +243,53 @@ GRANT_API int grant_finding(const grant_findings *f, size_t i, const char **id, 
 GRANT_API char *grant_findings_json(const grant_findings *f);
 GRANT_API char *grant_findings_sarif(const grant_findings *f);
 
+/* ---- levels of confinement and the enforcement record ------------------ */
+
+/* grantrun's levels (grantrun(1), "Levels of confinement"), strongest first:
+ * namespaces (bwrap, the helper, seccomp, Landlock, noexec remounts, masks,
+ * private /tmp, pid/ipc/uts/net namespaces) and landlock (the helper alone:
+ * rlimits, no_new_privs, Landlock, seccomp; no namespace). */
+typedef enum grant_level {
+    GRANT_LEVEL_NAMESPACES,
+    GRANT_LEVEL_LANDLOCK,
+} grant_level;
+
+GRANT_API const char *grant_level_name(grant_level l);
+/* "namespaces" | "landlock" -> level; -EINVAL. */
+GRANT_API int grant_level_from_name(const char *name, grant_level *out);
+
+/* Per rule of the stack (and per property of the envelope): what enforces
+ * it at a level (gate, mount, namespace, landlock, seccomp, rlimit,
+ * supervisor) and whether it holds as written ("enforced"), "stricter",
+ * "weaker" (the level's documented semantics) or "not-enforced". One
+ * record is derived per run and read by grantrun --report, grantc audit
+ * --level and the frame protocol's run-result. */
+typedef struct grant_enforcement grant_enforcement;
+
+/* The record of policy p at a level on this host (host target: this
+ * kernel's Landlock ABI; another target: ABI 3 assumed), with no resource
+ * limits. -EINVAL for a bad level. */
+GRANT_API int grant_enforcement_derive(const grant_policy *p, grant_level level,
+                                       grant_enforcement **out);
+GRANT_API void grant_enforcement_free(grant_enforcement *e);
+GRANT_API grant_level grant_enforcement_level(const grant_enforcement *e);
+/* Rows not enforced at all (what only --allow-degraded runs). */
+GRANT_API size_t grant_enforcement_unenforced_count(const grant_enforcement *e);
+/* Rows the level loses: not enforced, or weaker on a rule of the stack
+ * (what --level auto refuses to fall back over). */
+GRANT_API size_t grant_enforcement_lost_count(const grant_enforcement *e);
+/* The whole record as canonical JSON (sorted keys, no whitespace):
+ *   {"bwrapVersion":S|null,"landlockAbi":N,"level":L,"reason":S|null,
+ *    "rules":[{"by":[..],"kind":K,"origin":O,"policy":B,"rule":R,
+ *              "status":S,"why":S|null}...],"unenforced":[R...]}
+ * Caller frees. */
+GRANT_API char *grant_enforcement_json(const grant_enforcement *e);
+/* The frame protocol's run-result member (frame-protocol.md 3b):
+ * {"level":L,"unenforced":[R...]}. Caller frees. */
+GRANT_API char *grant_enforcement_member_json(const grant_enforcement *e);
+/* The record as a table for a person (grantc audit --level). Caller frees. */
+GRANT_API char *grant_enforcement_text(const grant_enforcement *e);
+
 /* ---- emit: what each OS enforces (backends.md) ------------------------ */
 
 typedef enum grant_backend {

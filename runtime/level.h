@@ -1,0 +1,61 @@
+/* level.h - the level of confinement (grantrun --level, grantrun(1) "Levels
+ * of confinement"): which one a run gets, and the landlock level's own
+ * launch.
+ *
+ *   namespaces  the envelope of launch.h (bwrap, helper, seccomp, Landlock)
+ *   landlock    no namespace, no bwrap: grantkit-helper alone applies the
+ *               resource limits, no_new_privs, a Landlock ruleset (fs
+ *               rights per region with the policy's carve-outs pushed down
+ *               onto the existing entries around them, TCP bind/connect
+ *               denied with net deny, the abstract-socket and signal
+ *               scopes of ABI 6) and the seccomp filters, then execs the
+ *               command; grantrun stays its subreaper.
+ *   auto        namespaces when the host allows them (probed as bwrap needs
+ *               them: a user and mount namespace in which a mount
+ *               succeeds), else landlock if the policy loses nothing there,
+ *               else refused (125) with the list of what it would lose.
+ *
+ * The enforcement record (analysis/enforcement.h) is derived once, here,
+ * for the level chosen; a rule it says is not enforced refuses the run
+ * unless allow_degraded.
+ *
+ * Ownership: a gk_level_result owns its launch result and its record
+ * (gk_level_result_clear).
+ */
+#ifndef GK_LEVEL_H
+#define GK_LEVEL_H
+
+#include "runtime/launch.h"
+#include "analysis/enforcement.h"
+
+typedef enum gk_level_choice {
+    GK_LEVEL_AUTO = -1,
+    GK_LEVEL_NAMESPACES = GRANT_LEVEL_NAMESPACES,
+    GK_LEVEL_LANDLOCK = GRANT_LEVEL_LANDLOCK,
+} gk_level_choice;
+
+typedef struct gk_level_opts {
+    gk_launch_opts launch;  /* bwrap may be NULL: none found (auto then probes landlock) */
+    gk_level_choice level;
+    bool allow_degraded;    /* run even with rules not enforced (each is a warning) */
+    bool bwrap_version;     /* ask the pinned bwrap its version for the record */
+} gk_level_opts;
+
+typedef struct gk_level_result {
+    gk_launch_result run;
+    bool have_record;       /* a level was chosen (also when the run was refused) */
+    grant_enforcement record;
+} gk_level_result;
+
+/* Choose the level, derive its record, run (or describe). Returns 0 with
+ * out filled, or -errno for a usage error. */
+GK_HIDDEN int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
+                           gk_buf *described, gk_level_result *out);
+GK_HIDDEN void gk_level_result_clear(gk_level_result *r);
+
+/* Does this host give bwrap what it needs (user, mount, pid, ipc, uts and,
+ * when net, network namespaces, and a mount inside)? 1 yes; 0 no, *why
+ * says what failed (caller frees). */
+GK_HIDDEN int gk_level_probe_namespaces(bool net, char **why);
+
+#endif

@@ -1,0 +1,863 @@
+/* check_level.c - the levels of confinement (issue 11) on real hosts that
+ * refuse user namespaces, made inside the suite:
+ *
+ *   no-userns  grantrun nested in `bwrap --unshare-user --disable-userns
+ *              --dev-bind / /`: no user namespace can be created at all;
+ *   no-mount   grantrun under tests/nomount: user namespaces are created,
+ *              but every mount in them fails (as with Ubuntu's AppArmor
+ *              restriction: bwrap dies in "Failed to make / slave");
+ *   host       this machine as it is (namespaces allowed).
+ *
+ * The attack list of the issue runs at both levels, each attack beside a
+ * control that succeeds, as root and as the unprivileged user; auto
+ * refuses a policy that would lose a rule (125, the exact list) and runs
+ * one that loses nothing; --report and grantc audit --level agree on
+ * every bundled policy.
+ */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+typedef enum host_kind { HOST, NO_USERNS, NO_MOUNT } host_kind;
+
+static char *base, *project, *probe;
+static uid_t user_uid;
+static gid_t user_gid;
+static bool have_user;
+/* the host's side of the attacks */
+static int tcp_fd = -1, udp_fd = -1, abstract_fd = -1, unix_fd = -1;
+static int tcp_port, udp_port;
+static char abstract_name[64];
+static pid_t victim = -1;
+
+static int listen_inet(int type, int *port)
+{
+    int s = socket(AF_INET, type, 0);
+    ck_assert_int_ge(s, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    socklen_t len = sizeof(sa);
+    ck_assert_int_eq(getsockname(s, (struct sockaddr *)&sa, &len), 0);
+    if (type == SOCK_STREAM)
+        ck_assert_int_eq(listen(s, 8), 0);
+    *port = ntohs(sa.sin_port);
+    return s;
+}
+
+static int listen_unix(const char *name, bool abstract)
+{
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(s, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t len = strlen(name);
+    memcpy(sa.sun_path + abstract, name, len);
+    socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + len + !abstract);
+    ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sl), 0);
+    ck_assert_int_eq(listen(s, 8), 0);
+    return s;
+}
+
+static void setup(void)
+{
+    have_user = gk_test_user(&user_uid, &user_gid);
+    char tmpl[] = "/var/tmp/gk-level-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    ck_assert_int_eq(chmod(tmpl, 0755), 0);
+    base = gk_strdup(tmpl);
+    project = gk_printf("%s/project", base);
+    gk_autofree char *mk = gk_printf("mkdir -p %s/sub %s/hooks %s/bin %s/opt %s/outside", project,
+                                     project, base, base, base);
+    ck_assert_int_eq(system(mk), 0);
+    probe = gk_printf("%s/bin/escape-probe", base);
+    gk_autofree char *built = gk_printf("%s/tests/escape-probe", gk_test_builddir());
+    gk_test_copy(built, probe, 0755);
+    gk_autofree char *mkold = gk_printf("mkdir -p %s/opt/old", base);
+    ck_assert_int_eq(system(mkold), 0);
+    gk_autofree char *old = gk_printf("%s/opt/old/p", base);
+    gk_test_copy("/usr/bin/true", old, 0755);
+    gk_autofree char *vetoed = gk_printf("%s/opt/vetoed", base);
+    gk_autofree char *admitted = gk_printf("%s/opt/admitted", base);
+    gk_test_copy("/usr/bin/true", vetoed, 0755);
+    gk_test_copy("/usr/bin/true", admitted, 0755);
+    gk_autofree char *hello = gk_printf("%s/hello.txt", project);
+    gk_test_write(hello, "hello from the project\n", 0644);
+    gk_autofree char *hook = gk_printf("%s/hooks/h", project);
+    gk_test_write(hook, "#!/bin/sh\n", 0644);
+    gk_autofree char *secret = gk_printf("%s/secret", base);
+    gk_test_write(secret, "outside every region\n", 0644);
+    gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
+    ck_assert_int_eq(setenv("GRANTKIT_HELPER", helper, 1), 0);
+    gk_autofree char *pp = gk_test_path("policies");
+    ck_assert_int_eq(setenv("GRANTKIT_POLICY_PATH", pp, 1), 0);
+    ck_assert_int_eq(setenv("PATH", "/usr/bin:/bin", 1), 0);
+    ck_assert_int_eq(setenv("HOME", base, 1), 0);
+    ck_assert_int_eq(chdir(project), 0);
+
+    tcp_fd = listen_inet(SOCK_STREAM, &tcp_port);
+    udp_fd = listen_inet(SOCK_DGRAM, &udp_port);
+    snprintf(abstract_name, sizeof(abstract_name), "gk-level-%d", (int)getpid());
+    abstract_fd = listen_unix(abstract_name, true);
+    gk_autofree char *sock = gk_printf("%s/outside/s.sock", base);
+    unix_fd = listen_unix(sock, false);
+    ck_assert_int_eq(chmod(sock, 0777), 0);
+}
+
+/* A host process of the user the run has (root, or the test user). */
+static void start_victim(bool as_user)
+{
+    victim = fork();
+    ck_assert_int_ge(victim, 0);
+    if (victim == 0) {
+        if (as_user && geteuid() == 0 && (setgid(user_gid) < 0 || setuid(user_uid) < 0))
+            _exit(1);
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        for (;;)
+            pause();
+    }
+}
+
+static void teardown(void)
+{
+    if (victim > 0) {
+        kill(victim, SIGKILL);
+        waitpid(victim, NULL, 0);
+        victim = -1;
+    }
+    int *fds[] = {&tcp_fd, &udp_fd, &abstract_fd, &unix_fd};
+    for (size_t i = 0; i < 4; i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+    ck_assert_int_eq(chdir("/"), 0);
+    gk_autofree char *cmd = gk_printf("rm -rf '%s'", base);
+    ck_assert_int_eq(system(cmd), 0);
+    free(base);
+    free(project);
+    free(probe);
+}
+
+static void give_project(void)
+{
+    gk_autofree char *cmd = gk_printf("chown -R %u:%u '%s'", (unsigned)user_uid,
+                                      (unsigned)user_gid, project);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A policy file in the project (so it is a policy source inside the write
+ * region): every "@B" replaced by the scratch tree. */
+static char *policy(const char *name, const char *text)
+{
+    gk_buf b = {0};
+    for (const char *p = text; *p; p++) {
+        if (p[0] == '@' && p[1] == 'B') {
+            gk_buf_puts(&b, base);
+            p++;
+        } else {
+            gk_buf_putc(&b, *p);
+        }
+    }
+    gk_autofree char *body = gk_buf_steal(&b, NULL);
+    char *path = gk_printf("%s/%s", project, name);
+    gk_test_write(path, body, 0644);
+    return path;
+}
+
+static const char level_policy[] =
+    "grant l {\n"
+    "    exec {\n"
+    "        allow @B/bin/escape-probe @B/opt/ sh find env true cat sleep;\n"
+    "        deny @B/opt/vetoed @B/opt/old/;\n"
+    "    }\n"
+    "    fs {\n"
+    "        read /usr /etc @B/bin @B/opt;\n"
+    "        write cwd:;\n"
+    "        readonly cwd:/hooks;\n"
+    "    }\n"
+    "    net deny;\n"
+    "}\n";
+
+typedef struct run {
+    int status;
+    char *out, *err;
+} run;
+
+static void run_free(run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* PROGRAM ARGS... (NULL-terminated) on a host kind, as root or the user. */
+static run run_on(host_kind kind, bool as_user, const char *program, const char *const *args)
+{
+    gk_strvec v = {0};
+    if (as_user && geteuid() == 0) {
+        ck_assert_msg(have_user, "no unprivileged user could be made (useradd " GK_TEST_USER ")");
+        gk_strvec_push(&v, "/usr/bin/setpriv");
+        gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
+        gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
+        gk_strvec_push(&v, "--clear-groups");
+        gk_strvec_push(&v, "--");
+    }
+    if (kind == NO_USERNS) {
+        static const char *const nest[] = {"/usr/bin/bwrap", "--unshare-user", "--disable-userns",
+                                           "--dev-bind", "/", "/", "--"};
+        for (size_t i = 0; i < sizeof(nest) / sizeof(*nest); i++)
+            gk_strvec_push(&v, nest[i]);
+    } else if (kind == NO_MOUNT) {
+        gk_strvec_push_take(&v, gk_printf("%s/tests/nomount", gk_test_builddir()));
+    }
+    gk_strvec_push_take(&v, gk_printf("%s/%s", gk_test_builddir(), program));
+    for (size_t i = 0; args[i]; i++)
+        gk_strvec_push(&v, args[i]);
+    gk_strvec_push_take(&v, NULL);
+    run r = {0};
+    r.status = gk_test_run(v.v, NULL, &r.out, &r.err);
+    gk_strvec_free(&v);
+    return r;
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* The landlock level runs only on a kernel with Landlock's signal scope
+ * (ABI 6, Linux 6.12): below it "no signal to host processes" is not
+ * enforced and the level refuses without --allow-degraded. On such a
+ * kernel that refusal is what is checked, and the caller returns. */
+static bool landlock_level_runs(void)
+{
+    long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1U);
+    if (abi >= 6)
+        return true;
+    gk_autofree char *minimal = gk_test_path("policies/base/minimal.grant");
+    run r = run_on(HOST, false, "grantrun", ARGS("-p", minimal, "--level", "landlock", "--",
+                                                 "true"));
+    ck_assert_msg(r.status == 125 && strstr(r.err, "  - no signal to host processes (envelope): "
+                                                   "not-enforced"),
+                  "Landlock ABI %ld: status %d: %s", abi, r.status, r.err);
+    run_free(&r);
+    return false;
+}
+
+/* ---- the attack list, at both levels ------------------------------------ */
+
+/* One attack (or control): the probe step (@B the scratch tree, @T/@U the
+ * TCP/UDP ports, @A the abstract name, @P the host process) and what each
+ * level answers. */
+typedef struct attack {
+    const char *what;
+    const char *step;
+    const char *ns, *ll; /* the probe's result at namespaces, at landlock */
+    bool control;
+} attack;
+
+static const attack attacks[] = {
+    {"read outside the read regions", "read:@B/secret", "ERR:ENOENT", "ERR:EACCES", false},
+    {"control: read in the project", "read:hello.txt", "OK", "OK", true},
+    {"write outside the write regions", "write:@B/bin/new", "ERR:EROFS", "ERR:EACCES", false},
+    {"control: write in the project", "write:sub/new", "OK", "OK", true},
+    {"control: write an existing file of the project", "write:hello.txt", "OK", "OK", true},
+    {"stricter: a new file beside a readonly entry", "write:new-top", "OK", "ERR:EACCES", false},
+    {"write a readonly file", "write:hooks/h", "ERR:EROFS", "ERR:EACCES", false},
+    {"write the policy itself", "write:l.grant", "ERR:EROFS", "ERR:EACCES", false},
+    {"chmod of a file outside the write regions", "chmod:0777:@B/bin/escape-probe", "ERR:EROFS",
+     "ERR:EPERM", false},
+    {"chmod of a readonly file", "chmod:0777:hooks/h", "ERR:EROFS", "ERR:EPERM", false},
+    {"stricter: chmod in the project", "chmod:0600:sub/new", "OK", "ERR:EPERM", false},
+    {"exec of a program not admitted", "run:/usr/bin/id", "ERR:EACCES", "ERR:EACCES", false},
+    {"control: exec of an admitted program", "run:@B/opt/admitted", "EXIT:0", "EXIT:0", true},
+    {"exec of a vetoed program", "run:@B/opt/vetoed", "ERR:EACCES", "ERR:EACCES", false},
+    {"not claimed at namespaces: a program in a vetoed directory inside an admitted one",
+     "run:@B/opt/old/p", "EXIT:0", "ERR:EACCES", false},
+    {"a vetoed program through the ELF loader", "ldso:@B/opt/vetoed", "EXIT:127", "EXIT:127",
+     false},
+    {"control: an admitted one through the loader", "ldso:@B/opt/admitted", "EXIT:0", "EXIT:0",
+     true},
+    {"a vetoed program by sh -c", "cmd:/usr/bin/sh -c @B/opt/vetoed", "EXIT:126", "EXIT:126",
+     false},
+    {"control: sh -c", "cmd:/usr/bin/sh -c @B/opt/admitted", "EXIT:0", "EXIT:0", true},
+    {"a vetoed program by find -exec",
+     "cmd:/usr/bin/find @B/opt -maxdepth 0 -exec @B/opt/vetoed {} +", "EXIT:1", "EXIT:1", false},
+    {"control: find -exec", "cmd:/usr/bin/find @B/opt -maxdepth 0 -exec @B/opt/admitted {} +",
+     "EXIT:0", "EXIT:0", true},
+    {"a vetoed program by env", "cmd:/usr/bin/env @B/opt/vetoed", "EXIT:126", "EXIT:126", false},
+    {"control: env", "cmd:/usr/bin/env @B/opt/admitted", "EXIT:0", "EXIT:0", true},
+    {"a written program, run", "cp:/usr/bin/true:sub/w", "OK", "OK", true},
+    {"exec of a written file", "run:./sub/w", "ERR:EACCES", "ERR:EACCES", false},
+    {"not claimed at landlock: a written file through the loader", "ldso:./sub/w", "EXIT:127",
+     "EXIT:0", false},
+    {"TCP with net deny", "tcp:127.0.0.1:@T", "ERR:EPERM", "ERR:EPERM", false},
+    {"UDP with net deny", "udp:127.0.0.1:@U", "ERR:EPERM", "ERR:EPERM", false},
+    {"a host abstract Unix socket", "abstract:@A", "ERR:ECONNREFUSED", "ERR:EPERM", false},
+    {"a Unix socket file outside the readable regions", "unix:@B/outside/s.sock", "ERR:ENOENT",
+     "ERR:EPERM", false},
+    {"control: socketpair", "socketpair", "OK", "OK", true},
+    {"a signal to a host process", "kill:@P:15", "ERR:ESRCH", "ERR:EPERM", false},
+    {"control: a signal to its own child", "killchild", "OK", "OK", true},
+    {"ptrace of a host process", "ptrace:@P", "ERR:EPERM", "ERR:EPERM", false},
+    {"TIOCSTI", "tiocsti", "ERR:EPERM", "ERR:EPERM", false},
+    {"control: another ioctl reaches the kernel", "winsize", "ERR:ENOTTY", "ERR:ENOTTY", true},
+    {"a new user namespace", "userns", "ERR:EPERM", "ERR:EPERM", false},
+};
+#define NATTACKS (sizeof(attacks) / sizeof(*attacks))
+
+static char *expand(const char *step)
+{
+    gk_buf b = {0};
+    for (const char *p = step; *p; p++) {
+        if (*p == '@' && p[1]) {
+            p++;
+            if (*p == 'B')
+                gk_buf_puts(&b, base);
+            else if (*p == 'T')
+                gk_buf_printf(&b, "%d", tcp_port);
+            else if (*p == 'U')
+                gk_buf_printf(&b, "%d", udp_port);
+            else if (*p == 'A')
+                gk_buf_puts(&b, abstract_name);
+            else if (*p == 'P')
+                gk_buf_printf(&b, "%d", (int)victim);
+            continue;
+        }
+        gk_buf_putc(&b, *p);
+    }
+    return gk_buf_steal(&b, NULL);
+}
+
+static void attack_list(host_kind kind, grant_level level, bool as_user)
+{
+    if (level == GRANT_LEVEL_LANDLOCK && !landlock_level_runs())
+        return;
+    gk_autofree char *pol = policy("l.grant", level_policy);
+    if (as_user)
+        give_project();
+    start_victim(as_user);
+    gk_strvec args = {0};
+    gk_strvec_push(&args, "-p");
+    gk_strvec_push(&args, pol);
+    gk_strvec_push(&args, "--level");
+    gk_strvec_push(&args, grant_level_name(level));
+    gk_strvec_push(&args, "--");
+    gk_strvec_push(&args, probe);
+    for (size_t i = 0; i < NATTACKS; i++)
+        gk_strvec_push_take(&args, expand(attacks[i].step));
+    gk_strvec_push_take(&args, NULL);
+    run r = run_on(kind, as_user, "grantrun", (const char *const *)args.v);
+    gk_strvec_free(&args);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    /* one line per step, in order */
+    char *save = NULL, *line = strtok_r(r.out, "\n", &save);
+    for (size_t i = 0; i < NATTACKS; i++, line = strtok_r(NULL, "\n", &save)) {
+        const char *want = level == GRANT_LEVEL_LANDLOCK ? attacks[i].ll : attacks[i].ns;
+        ck_assert_msg(line, "%s: no line for '%s'", grant_level_name(level), attacks[i].what);
+        const char *got = strchr(line, '=');
+        ck_assert_msg(got && strcmp(got + 1, want) == 0, "%s level, %s: %s: got '%s', want '%s'",
+                      grant_level_name(level), as_user ? "as the user" : "as root",
+                      attacks[i].what, line, want);
+    }
+    /* the signal did not reach it */
+    ck_assert_int_eq(kill(victim, 0), 0);
+    run_free(&r);
+}
+
+START_TEST(attacks_no_userns_landlock)
+{
+    attack_list(NO_USERNS, GRANT_LEVEL_LANDLOCK, false);
+}
+END_TEST
+
+START_TEST(attacks_no_mount_landlock)
+{
+    attack_list(NO_MOUNT, GRANT_LEVEL_LANDLOCK, false);
+}
+END_TEST
+
+START_TEST(attacks_host_namespaces)
+{
+    attack_list(HOST, GRANT_LEVEL_NAMESPACES, false);
+}
+END_TEST
+
+START_TEST(attacks_no_userns_landlock_as_the_user)
+{
+    attack_list(NO_USERNS, GRANT_LEVEL_LANDLOCK, true);
+}
+END_TEST
+
+START_TEST(attacks_no_mount_landlock_as_the_user)
+{
+    attack_list(NO_MOUNT, GRANT_LEVEL_LANDLOCK, true);
+}
+END_TEST
+
+START_TEST(attacks_host_namespaces_as_the_user)
+{
+    attack_list(HOST, GRANT_LEVEL_NAMESPACES, true);
+}
+END_TEST
+
+/* ---- auto: fail closed, or fall to landlock when nothing is lost ------- */
+
+static void auto_level(host_kind kind, bool as_user)
+{
+    if (!landlock_level_runs())
+        return;
+    gk_autofree char *pol = policy("l.grant", level_policy);
+    if (as_user)
+        give_project();
+    gk_autofree char *report = gk_printf("%s/sub/report.json", project);
+    /* exec-restricted: the loader route on written files would be lost */
+    run r = run_on(kind, as_user, "grantrun",
+                   ARGS("-p", pol, "--", probe, "write:sub/ran"));
+    ck_assert_msg(r.status == 125, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_str_eq(r.out, "");
+    gk_autofree char *ran = gk_printf("%s/sub/ran", project);
+    ck_assert_int_ne(access(ran, F_OK), 0); /* nothing ran */
+    /* exactly one rule listed: the one the landlock level loses */
+    size_t items = 0;
+    for (const char *p = r.err; (p = strstr(p, "\n  - ")); p++)
+        items++;
+    ck_assert_msg(items == 1 && strstr(r.err, "\n  - written files are not executable (policy): "
+                                               "weaker: "),
+                  "stderr: %s", r.err);
+    ck_assert_msg(strstr(r.err, "--level landlock"), "no way to opt in: %s", r.err);
+    ck_assert_msg(strstr(r.err, kind == NO_USERNS ? "a new user namespace failed"
+                                                  : "making / a slave mount"),
+                  "probe reason: %s", r.err);
+    run_free(&r);
+    /* a policy that loses nothing there: auto runs it at the landlock level */
+    gk_autofree char *minimal = gk_test_path("policies/base/minimal.grant");
+    r = run_on(kind, as_user, "grantrun",
+               ARGS("-p", minimal, "--report", report, "--", "cat", "hello.txt"));
+    ck_assert_msg(r.status == 0 && strstr(r.out, "hello from the project"), "status %d: %s%s",
+                  r.status, r.out, r.err);
+    run_free(&r);
+    gk_autofree char *doc = gk_test_read(report, NULL);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert_msg(strstr(doc, "\"level\":\"landlock\"") &&
+                      strstr(doc, "\"reason\":\"auto: user namespaces are refused here"),
+                  "report: %s", doc);
+}
+
+START_TEST(auto_no_userns)
+{
+    auto_level(NO_USERNS, false);
+}
+END_TEST
+
+START_TEST(auto_no_mount)
+{
+    auto_level(NO_MOUNT, false);
+}
+END_TEST
+
+START_TEST(auto_no_userns_as_the_user)
+{
+    auto_level(NO_USERNS, true);
+}
+END_TEST
+
+START_TEST(auto_no_mount_as_the_user)
+{
+    auto_level(NO_MOUNT, true);
+}
+END_TEST
+
+START_TEST(auto_host_is_namespaces)
+{
+    gk_autofree char *pol = policy("l.grant", level_policy);
+    gk_autofree char *report = gk_printf("%s/report.json", base);
+    run r = run_on(HOST, false, "grantrun",
+                   ARGS("-p", pol, "--report", report, "--", "cat", "hello.txt"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    run_free(&r);
+    gk_autofree char *doc = gk_test_read(report, NULL);
+    ck_assert_msg(doc && strstr(doc, "\"level\":\"namespaces\""), "report: %s", doc);
+}
+END_TEST
+
+/* ---- the run ends whole ------------------------------------------------- */
+
+/* Processes whose command line (arguments joined by spaces) holds marker,
+ * read from /proc (no ps needed). */
+static int count_marked(const char *marker)
+{
+    int n = 0, seen = 0;
+    DIR *proc = opendir("/proc");
+    ck_assert_ptr_nonnull(proc);
+    struct dirent *e;
+    while ((e = readdir(proc))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        gk_autofree char *path = gk_printf("/proc/%ld/cmdline", pid);
+        size_t len = 0;
+        gk_autofree char *cmd = gk_test_read(path, &len);
+        if (!cmd)
+            continue;
+        seen++;
+        for (size_t i = 0; i + 1 < len; i++)
+            if (cmd[i] == '\0')
+                cmd[i] = ' ';
+        n += strstr(cmd, marker) != NULL;
+    }
+    closedir(proc);
+    ck_assert_int_gt(seen, 0); /* the scan saw processes at all */
+    return n;
+}
+
+static void ends_whole(bool as_user)
+{
+    if (!landlock_level_runs())
+        return;
+    gk_autofree char *pol = policy("l.grant", level_policy);
+    if (as_user)
+        give_project();
+    /* A background process the command leaves behind dies with the run. */
+    run r = run_on(NO_USERNS, as_user, "grantrun",
+                   ARGS("-p", pol, "--level", "landlock", "--", "sh", "-c",
+                        "sleep 61.25 </dev/null >/dev/null 2>&1 &"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    run_free(&r);
+    ck_assert_int_eq(count_marked("sleep 61.25"), 0);
+    /* control: the scan finds such a process where there is one */
+    pid_t control = fork();
+    if (control == 0) {
+        execl("/usr/bin/sleep", "sleep", "61.75", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 100 && count_marked("sleep 61.75") == 0; i++)
+        usleep(10000);
+    ck_assert_int_eq(count_marked("sleep 61.75"), 1);
+    kill(control, SIGKILL);
+    waitpid(control, NULL, 0);
+    /* The deadline kills the whole run: 124. */
+    double t0 = (double)time(NULL);
+    r = run_on(NO_USERNS, as_user, "grantrun",
+               ARGS("-p", pol, "--level", "landlock", "--timeout", "500ms", "--", "sh", "-c",
+                    "sleep 61.5 & sleep 61.5"));
+    ck_assert_msg(r.status == 124, "status %d: %s", r.status, r.err);
+    ck_assert_msg((double)time(NULL) - t0 < 20, "the deadline did not hold");
+    run_free(&r);
+    ck_assert_int_eq(count_marked("sleep 61.5"), 0);
+}
+
+START_TEST(the_run_ends_whole)
+{
+    ends_whole(false);
+}
+END_TEST
+
+START_TEST(the_run_ends_whole_as_the_user)
+{
+    ends_whole(true);
+}
+END_TEST
+
+/* Carve-outs nest: a deny inside a readonly entry inside the write region;
+ * each level answers every path as the policy says (EROFS or EACCES). */
+START_TEST(carve_outs_nest)
+{
+    if (!landlock_level_runs())
+        return;
+    gk_autofree char *mk = gk_printf("mkdir -p %s/a/b %s/c", project, project);
+    ck_assert_int_eq(system(mk), 0);
+    static const char *const files[] = {"a/b/secret", "a/b/other", "a/x", "c/y"};
+    for (size_t i = 0; i < 4; i++) {
+        gk_autofree char *f = gk_printf("%s/%s", project, files[i]);
+        gk_test_write(f, "x\n", 0644);
+    }
+    gk_autofree char *pol = gk_printf("%s/n.grant", base);
+    gk_autofree char *text = gk_printf("grant n {\n"
+                                       "    exec { allow %s; }\n"
+                                       "    fs {\n"
+                                       "        read /usr /etc %s/bin;\n"
+                                       "        write cwd:;\n"
+                                       "        readonly cwd:/a;\n"
+                                       "        deny cwd:/a/b/secret;\n"
+                                       "    }\n"
+                                       "    net deny;\n"
+                                       "}\n",
+                                       probe, base);
+    gk_test_write(pol, text, 0644);
+    static const struct {
+        const char *step, *ns, *ll;
+    } want[] = {
+        {"read:a/b/other", "OK", "OK"},          {"write:a/b/other", "ERR:EROFS", "ERR:EACCES"},
+        {"read:a/b/secret", "ERR:EACCES", "ERR:EACCES"},
+        {"write:a/b/secret", "ERR:EACCES", "ERR:EACCES"},
+        {"read:a/x", "OK", "OK"},                {"write:a/x", "ERR:EROFS", "ERR:EACCES"},
+        {"write:a/new", "ERR:EROFS", "ERR:EACCES"}, {"write:a/b/new", "ERR:EROFS", "ERR:EACCES"},
+        {"read:c/y", "OK", "OK"},                {"write:c/y", "OK", "OK"},
+        {"write:c/new", "OK", "OK"},             {"list:a/b", "OK", "OK"},
+        {"list:a", "OK", "OK"},
+    };
+    for (int l = 0; l < 2; l++) {
+        gk_strvec args = {0};
+        const char *const head[] = {"-p", pol, "--level", l ? "landlock" : "namespaces", "--",
+                                    probe};
+        for (size_t i = 0; i < 6; i++)
+            gk_strvec_push(&args, head[i]);
+        for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
+            gk_strvec_push(&args, want[i].step);
+        gk_strvec_push_take(&args, NULL);
+        run r = run_on(l ? NO_USERNS : HOST, false, "grantrun", (const char *const *)args.v);
+        gk_strvec_free(&args);
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        char *save = NULL, *line = strtok_r(r.out, "\n", &save);
+        for (size_t i = 0; i < sizeof(want) / sizeof(*want);
+             i++, line = strtok_r(NULL, "\n", &save)) {
+            const char *w = l ? want[i].ll : want[i].ns;
+            ck_assert_msg(line && strcmp(strchr(line, '=') + 1, w) == 0, "%s: %s: got %s, want %s",
+                          l ? "landlock" : "namespaces", want[i].step, line ? line : "nothing", w);
+        }
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* The control of the network rows: without net deny, TCP and UDP reach
+ * the host's listeners at both levels (a Unix socket still does not at the
+ * landlock level: socket(AF_UNIX) is refused there, stricter). */
+START_TEST(net_allowed_reaches_the_host)
+{
+    if (!landlock_level_runs())
+        return;
+    gk_autofree char *pol = policy("o.grant", "grant o {\n"
+                                              "    exec { allow @B/bin/escape-probe; }\n"
+                                              "    fs { read /usr /etc @B/bin; write cwd:; }\n"
+                                              "}\n");
+    gk_autofree char *tcp = gk_printf("tcp:127.0.0.1:%d", tcp_port);
+    gk_autofree char *udp = gk_printf("udp:127.0.0.1:%d", udp_port);
+    for (int l = 0; l < 2; l++) {
+        run r = run_on(l ? NO_USERNS : HOST, false, "grantrun",
+                       ARGS("-p", pol, "--level", l ? "landlock" : "namespaces", "--", probe, tcp,
+                            udp, "socketpair"));
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        ck_assert_msg(strcmp(r.out, "tcp=OK\nudp=OK\nsocketpair=OK\n") == 0, "%s: %s",
+                      l ? "landlock" : "namespaces", r.out);
+        run_free(&r);
+    }
+}
+END_TEST
+
+START_TEST(auto_without_bwrap)
+{
+    if (!landlock_level_runs())
+        return;
+    /* No bubblewrap on PATH: the namespaces level cannot run, and a
+     * policy that loses nothing runs at the landlock level. */
+    gk_autofree char *minimal = gk_test_path("policies/base/minimal.grant");
+    gk_autofree char *report = gk_printf("%s/sub/report.json", project);
+    ck_assert_int_eq(setenv("PATH", "/nonexistent", 1), 0);
+    run r = run_on(HOST, false, "grantrun",
+                   ARGS("-p", minimal, "--report", report, "--", "/usr/bin/cat", "hello.txt"));
+    ck_assert_int_eq(setenv("PATH", "/usr/bin:/bin", 1), 0);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "hello from the project"), "status %d: %s%s",
+                  r.status, r.out, r.err);
+    run_free(&r);
+    gk_autofree char *doc = gk_test_read(report, NULL);
+    ck_assert_msg(doc && strstr(doc, "\"level\":\"landlock\"") &&
+                      strstr(doc, "auto: no bubblewrap (bwrap) on PATH"),
+                  "report: %s", doc);
+    /* and --level namespaces says there is none */
+    ck_assert_int_eq(setenv("PATH", "/nonexistent", 1), 0);
+    r = run_on(HOST, false, "grantrun",
+               ARGS("-p", minimal, "--level", "namespaces", "--", "/usr/bin/cat", "hello.txt"));
+    ck_assert_int_eq(setenv("PATH", "/usr/bin:/bin", 1), 0);
+    ck_assert_msg(r.status == 125 && strstr(r.err, "no bubblewrap"), "status %d: %s", r.status,
+                  r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* ---- --allow-degraded --------------------------------------------------- */
+
+START_TEST(a_rule_not_enforced_needs_allow_degraded)
+{
+    if (!landlock_level_runs())
+        return;
+    /* exec restricted, fs not: no level keeps written files from the
+     * loader (the host root is writable) */
+    gk_autofree char *pol = policy("u.grant", "grant u {\n"
+                                              "    exec { allow @B/bin/escape-probe true; }\n"
+                                              "    fs { deny /etc/shadow; }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    run r = run_on(NO_USERNS, false, "grantrun",
+                   ARGS("-p", pol, "--level", "landlock", "--", probe, "write:sub/ran"));
+    ck_assert_msg(r.status == 125, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_msg(strstr(r.err, "  - written files are not executable (policy): not-enforced"),
+                  "stderr: %s", r.err);
+    ck_assert_msg(strstr(r.err, "--allow-degraded"), "stderr: %s", r.err);
+    gk_autofree char *ran = gk_printf("%s/sub/ran", project);
+    ck_assert_int_ne(access(ran, F_OK), 0);
+    run_free(&r);
+    r = run_on(NO_USERNS, false, "grantrun",
+               ARGS("-p", pol, "--level", "landlock", "--allow-degraded", "--", probe,
+                    "write:sub/ran", "read:/etc/shadow"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "not enforced (--allow-degraded): written files are not "
+                                "executable"),
+                  "stderr: %s", r.err);
+    ck_assert_msg(strstr(r.out, "write=OK\nread=ERR:EACCES\n"), "out: %s", r.out);
+    run_free(&r);
+}
+END_TEST
+
+/* ---- one record: --report and grantc audit --level ---------------------- */
+
+START_TEST(report_and_audit_agree_on_every_bundled_policy)
+{
+    static const char *const bundled[] = {"base/minimal.grant", "base/reasonable.grant",
+                                          "base/reasonable.yaml"};
+    static const grant_level levels[] = {GRANT_LEVEL_NAMESPACES, GRANT_LEVEL_LANDLOCK};
+    gk_autofree char *report = gk_printf("%s/report.json", base);
+    for (size_t i = 0; i < sizeof(bundled) / sizeof(*bundled); i++)
+        for (size_t l = 0; l < 2; l++) {
+            gk_autofree char *rel = gk_printf("policies/%s", bundled[i]);
+            gk_autofree char *pol = gk_test_path(rel);
+            const char *name = grant_level_name(levels[l]);
+            unlink(report);
+            run r = run_on(HOST, false, "grantrun",
+                           ARGS("-p", pol, "--level", name, "--report", report, "--", "true"));
+            int ran_status = r.status;
+            gk_autofree char *ran_err = gk_strdup(r.err);
+            run_free(&r);
+            run a = run_on(HOST, false, "grantc",
+                           ARGS("audit", "--level", name, "--format", "json", pol));
+            ck_assert_msg(a.status == 0 || a.status == 1, "audit %s: %s", bundled[i], a.err);
+            gk_autofree char *doc = gk_test_read(report, NULL);
+            ck_assert_ptr_nonnull(doc);
+            json_error_t jerr;
+            json_t *ran = json_loads(doc, 0, &jerr), *offline = json_loads(a.out, 0, &jerr);
+            ck_assert_ptr_nonnull(ran);
+            ck_assert_ptr_nonnull(offline);
+            /* it ran, unless the level does not enforce a rule at all
+             * (then refused, the record written all the same) */
+            size_t un = json_array_size(json_object_get(offline, "unenforced"));
+            ck_assert_msg(ran_status == (un ? 125 : 0), "%s %s: status %d: %s", bundled[i], name,
+                          ran_status, ran_err);
+            const char *keys[] = {"level", "landlockAbi", "rules", "unenforced"};
+            for (size_t k = 0; k < 4; k++) {
+                char *x = json_dumps(json_object_get(ran, keys[k]), JSON_ENCODE_ANY);
+                char *y = json_dumps(json_object_get(offline, keys[k]), JSON_ENCODE_ANY);
+                ck_assert_msg(x && y && strcmp(x, y) == 0, "%s at %s: %s differ:\n%s\n%s",
+                              bundled[i], name, keys[k], x, y);
+                free(x);
+                free(y);
+            }
+            /* and the exit status says whether the level loses a rule */
+            size_t lost = 0;
+            json_t *rules = json_object_get(offline, "rules"), *row;
+            size_t idx;
+            json_array_foreach(rules, idx, row)
+            {
+                const char *st = json_string_value(json_object_get(row, "status"));
+                bool policy_row = json_is_true(json_object_get(row, "policy"));
+                lost += strcmp(st, "not-enforced") == 0 ||
+                        (strcmp(st, "weaker") == 0 && policy_row);
+            }
+            ck_assert_int_eq(a.status, lost ? 1 : 0);
+            json_decref(ran);
+            json_decref(offline);
+            run_free(&a);
+        }
+}
+END_TEST
+
+/* ---- the record as data: golden files ---------------------------------- */
+
+START_TEST(golden_records)
+{
+    gk_autofree char *dir = gk_test_path("tests/data/enforcement");
+    gk_strvec files = gk_test_files(dir, ".grant");
+    ck_assert_uint_gt(files.n, 0);
+    for (size_t i = 0; i < files.n; i++) {
+        grant_context *ctx = gk_test_context_linux();
+        grant_diags *d = grant_diags_new();
+        grant_policy *p = NULL;
+        /* named as in the context's project, so origins do not name the tree */
+        gk_autofree char *text = gk_test_read(files.v[i], NULL);
+        gk_autofree char *name = gk_printf("/w/%s", gk_basename(files.v[i]));
+        ck_assert_int_eq(grant_compile_buffer(ctx, name, text, strlen(text), d, &p), 0);
+        for (int l = 0; l < 2; l++) {
+            grant_enforcement *e = NULL;
+            ck_assert_int_eq(grant_enforcement_derive(p, (grant_level)l, &e), 0);
+            gk_autofree char *table = grant_enforcement_text(e);
+            gk_autofree char *stem = gk_strndup(files.v[i], strlen(files.v[i]) - 6);
+            gk_autofree char *golden = gk_printf("%s.%s.txt", stem, grant_level_name((grant_level)l));
+            gk_test_golden_text(golden, table);
+            /* the frame protocol's run-result member: the level and what
+             * it does not enforce (frame-protocol.md 3b) */
+            gk_autofree char *member = grant_enforcement_member_json(e);
+            gk_autofree char *want = gk_printf(
+                "{\"level\":\"%s\",\"unenforced\":[%s]}", grant_level_name((grant_level)l),
+                l ? "\"no signal to host processes\"" : "");
+            ck_assert_str_eq(member, want);
+            ck_assert_uint_eq(grant_enforcement_unenforced_count(e), l ? 1 : 0);
+            ck_assert_int_eq(grant_enforcement_level(e), l);
+            grant_enforcement_free(e);
+        }
+        grant_policy_free(p);
+        grant_diags_free(d);
+        grant_context_free(ctx);
+    }
+    gk_strvec_free(&files);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("level");
+    TCase *tc = tcase_create("root");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, attacks_no_userns_landlock);
+    tcase_add_test(tc, attacks_no_mount_landlock);
+    tcase_add_test(tc, attacks_host_namespaces);
+    tcase_add_test(tc, auto_no_userns);
+    tcase_add_test(tc, auto_no_mount);
+    tcase_add_test(tc, auto_host_is_namespaces);
+    tcase_add_test(tc, auto_without_bwrap);
+    tcase_add_test(tc, carve_outs_nest);
+    tcase_add_test(tc, net_allowed_reaches_the_host);
+    tcase_add_test(tc, a_rule_not_enforced_needs_allow_degraded);
+    tcase_add_test(tc, the_run_ends_whole);
+    tcase_add_test(tc, report_and_audit_agree_on_every_bundled_policy);
+    tcase_add_test(tc, golden_records);
+    suite_add_tcase(s, tc);
+    TCase *user = tcase_create("as the user");
+    tcase_set_timeout(user, 120);
+    tcase_add_checked_fixture(user, setup, teardown);
+    tcase_add_test(user, attacks_no_userns_landlock_as_the_user);
+    tcase_add_test(user, attacks_no_mount_landlock_as_the_user);
+    tcase_add_test(user, attacks_host_namespaces_as_the_user);
+    tcase_add_test(user, auto_no_userns_as_the_user);
+    tcase_add_test(user, auto_no_mount_as_the_user);
+    tcase_add_test(user, the_run_ends_whole_as_the_user);
+    suite_add_tcase(s, user);
+    return s;
+}
+
+int main(void)
+{
+    return gk_test_main(suite());
+}
