@@ -45,6 +45,9 @@ GK_HIDDEN int gk_gate_fs_held(const grant_policy *p, const char *canonical, bool
  * backend, which cannot see arguments, must let run. */
 GK_HIDDEN grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q);
 GK_HIDDEN grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict *v);
+/* Decide on a destination read by gk_dest_parse_query (network.md §1).
+ * v may be NULL (no string is built). */
+GK_HIDDEN grant_answer gk_gate_connect(const grant_policy *p, const gk_dest *q, grant_verdict *v);
 
 /* Resolve a query path: absolute against cwd, then as the kernel would
  * (host) or lexically with the alias table (offline). NULL on a symlink
