@@ -117,7 +117,10 @@ typedef struct gk_projection {
     gk_regions readonly;  /* union over layers */
     gk_regions deny;      /* union over layers */
     gk_strvec pinned;     /* proper ancestors of deny/readonly entries inside a writable region */
-    bool net;
+    bool net;             /* every destination (net allow, or no opinion) */
+    bool net_list;        /* some destinations: net_allow minus net_deny (network.md) */
+    gk_strvec net_allow;  /* canonical patterns, sorted (net_list only) */
+    gk_strvec net_deny;
     bool exec_restricted; /* some layer restricts exec */
     gk_strvec exec_admit; /* files and dirs the stack admits */
     gk_strvec exec_veto;  /* canonical vetoed files, and veto dirs */
