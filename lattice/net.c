@@ -223,6 +223,16 @@ static void dvec_add_unique(dvec *d, const gk_dest *x)
     GK_VEC_PUSH(d->v, d->n, d->cap, *x);
 }
 
+/* Is v[i] inside another member of v? (v is free of duplicates, so two
+ * members are never inside each other.) */
+static bool within_other(const gk_dest *x, const gk_dest *v, size_t n, size_t i)
+{
+    for (size_t k = 0; k < n; k++)
+        if (k != i && gk_dest_subset(x, &v[k]))
+            return true;
+    return false;
+}
+
 gk_tri gk_stack_net(const gk_stack *s, gk_strvec *allow, gk_strvec *deny)
 {
     bool any_list = false;
@@ -259,13 +269,16 @@ gk_tri gk_stack_net(const gk_stack *s, gk_strvec *allow, gk_strvec *deny)
         cur = next;
     }
     /* Tidy, without changing the set: an allow inside some deny admits
-     * nothing; a deny meeting no allow refuses nothing extra. */
+     * nothing, nor one inside another allow anything more; a deny meeting
+     * no allow, or inside another deny, refuses nothing more. */
     for (size_t a = 0; a < cur.n; a++)
-        if (!any_subset_of(&cur.v[a], denies.v, denies.n))
+        if (!any_subset_of(&cur.v[a], denies.v, denies.n) &&
+            !within_other(&cur.v[a], cur.v, cur.n, a))
             gk_strvec_push_take(allow, gk_dest_format(&cur.v[a]));
     gk_strvec_sort_unique(allow);
     for (size_t d = 0; d < denies.n; d++)
-        if (allow->n && any_meets(&denies.v[d], cur.v, cur.n))
+        if (allow->n && any_meets(&denies.v[d], cur.v, cur.n) &&
+            !within_other(&denies.v[d], denies.v, denies.n, d))
             gk_strvec_push_take(deny, gk_dest_format(&denies.v[d]));
     gk_strvec_sort_unique(deny);
     free(cur.v);
