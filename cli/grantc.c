@@ -631,6 +631,8 @@ static const char usage_audit[] =
     "                                           modules, ... a command can write\n"
     "  GK015 build-file-shadowed       note     a readonly Makefile whose GNUmakefile or\n"
     "                                           makefile is writable\n"
+    "  GK017 net-shared-host           warning  a wildcard destination over a shared\n"
+    "                                           hosting domain (*.githubusercontent.com)\n"
     "Dead rules (GK002, GK003) of a policy included along the policy path (a\n"
     "bundled baseline, written for every context) are not reported.\n"
     "\n"
