@@ -31,6 +31,7 @@ static const char usage_main[] =
     "  emit [CTX] --backend bwrap|seatbelt|appcontainer|landlock [--format F] FILE...\n"
     "                        render the policy for one OS backend\n"
     "  check [CTX] FILE... -- exec CMD [ARG...] | read PATH | write PATH | gate NAME\n"
+    "                        | connect HOST:PORT\n"
     "                        is it allowed? prints the verdict and the deciding rule\n"
     "  audit [CTX] FILE... [--format text|json|sarif] [--fail-on LEVEL]\n"
     "                        findings about a policy (deputies, dead rules, sockets...)\n"
