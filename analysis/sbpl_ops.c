@@ -76,6 +76,11 @@ static const char *const op_table[] = {
     "iokit-open",
     "iokit-set-properties",
     "iokit-get-properties",
+    "iokit-open-service",
+    "iokit-open-user-client",
+    "iokit-async-external-method",
+    "iokit-external-method",
+    "iokit-external-trap",
     "ipc*",
     "ipc-posix*",
     "ipc-posix-issue-extension",
@@ -86,6 +91,7 @@ static const char *const op_table[] = {
     "ipc-posix-sem-unlink",
     "ipc-posix-sem-wait",
     "ipc-posix-shm*",
+    "ipc-posix-shm-read*",
     "ipc-posix-shm-read-data",
     "ipc-posix-shm-read-metadata",
     "ipc-posix-shm-write*",
@@ -106,6 +112,9 @@ static const char *const op_table[] = {
     "mach-host-special-port-set",
     "mach-issue-extension",
     "mach-lookup",
+    "mach-per-user-lookup",
+    "mach-kernel-endpoint",
+    "mach-bootstrap",
     "mach-priv*",
     "mach-priv-host-port",
     "mach-priv-task-port",
@@ -154,6 +163,9 @@ static const char *const op_table[] = {
     "system-kext-unload",
     "system-kext-query",
     "system-mac-label",
+    "system-mac-syscall",
+    "system-necp-client-action",
+    "system-kas-info",
     "system-nfssvc",
     "system-package-check",
     "system-privilege",
@@ -167,7 +179,14 @@ static const char *const op_table[] = {
     "user-preference-read",
     "managed-preference-read",
     "user-preference-write",
+    "syscall*",
     "syscall-unix",
+    "syscall-mach",
+    "syscall-mig",
+    "socket-option*",
+    "socket-option-get",
+    "socket-option-set",
+    "necp-client-open",
     "storage-class-map",
 };
 
@@ -192,6 +211,32 @@ static const struct {
 };
 
 #define NOPS N(op_table)
+
+/* Operations that (deny default) leaves allowed on macOS: a profile must
+ * deny them itself. One row per fact, with where it is stated. */
+static const gk_sb_uncovered uncovered[] = {
+    {"process-info*",
+     "Chromium sandbox/policy/mac/renderer.sb (crbug.com/799149: \"These operations are "
+     "allowed by default\", followed by (deny iokit-get-properties process-info* nvram*)); "
+     "the same denial opens Gecko's content profile and WebKit's WebContent profile"},
+    {"iokit-get-properties",
+     "Chromium sandbox/policy/mac/renderer.sb, crbug.com/799149 (as process-info*)"},
+    {"nvram*", "Chromium sandbox/policy/mac/renderer.sb, crbug.com/799149 (as process-info*)"},
+};
+
+const gk_sb_uncovered *gk_sb_uncovered_table(size_t *n)
+{
+    *n = N(uncovered);
+    return uncovered;
+}
+
+const char *gk_sb_op_uncovered(int op)
+{
+    for (size_t i = 0; i < N(uncovered); i++)
+        if (gk_sb_op_covers(gk_sb_op_lookup(uncovered[i].op), op))
+            return uncovered[i].source;
+    return NULL;
+}
 
 static int op_parent_of(size_t i)
 {
@@ -284,7 +329,7 @@ static gk_sb_argkind argkind_of(const char *n)
     if (gk_has_prefix(n, "file") || gk_has_prefix(n, "process-exec"))
         return GK_SB_ARG_PATH;
     if (strcmp(n, "mach-lookup") == 0 || strcmp(n, "mach-register") == 0 ||
-        strcmp(n, "mach-cross-domain-lookup") == 0)
+        strcmp(n, "mach-cross-domain-lookup") == 0 || strcmp(n, "mach-per-user-lookup") == 0)
         return GK_SB_ARG_NAME;
     if (gk_has_prefix(n, "sysctl"))
         return GK_SB_ARG_SYSCTL;
@@ -293,6 +338,8 @@ static gk_sb_argkind argkind_of(const char *n)
         return GK_SB_ARG_TARGET;
     if (gk_has_prefix(n, "network"))
         return GK_SB_ARG_NET;
+    if (gk_has_prefix(n, "ipc-posix"))
+        return GK_SB_ARG_IPC;
     return GK_SB_ARG_NONE;
 }
 
