@@ -312,7 +312,9 @@ static val call_with(ctx *c, const sx *x, const proc *p, val *args, size_t got)
     gk_source *saved_src = c->src;
     gk_loc saved_via = c->via;
     scope *saved_locals = c->locals;
-    if (!c->via.src && c->in_args == 0)
+    /* A named let's rules stand where they are written: only a call of a
+     * defined procedure is a site of its own. */
+    if (!c->via.src && c->in_args == 0 && !p->params)
         c->via = gk_sbr_loc(c, x);
     c->src = p->src;
     c->locals = &fr;
