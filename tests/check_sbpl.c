@@ -857,14 +857,50 @@ static char *firmlink_twin(const char *c)
 /* Does the gate admit the file Seatbelt sees as c (canonical) for some
  * spelling that reaches it (c itself, its firmlink twin, or its bare name
  * when the PATH walk leads there) and some first argument a layer names? */
+/* Is dir an entry of the context's PATH? */
+static bool on_path(const grant_context *ctx, const char *dir)
+{
+    gk_autofree char *list = gk_strdup(ctx->path ? ctx->path : "");
+    char *save = NULL;
+    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
+        if (strcmp(d, dir) == 0)
+            return true;
+    return false;
+}
+
+static bool gate_admits1(const grant_policy *p, const char *c, const gk_strvec *argv1s,
+                         char **why);
+
+/* For macOS, Seatbelt may see the file behind an xcrun shim or a Homebrew
+ * link (gk_macos_exec_stand_in): the gate is asked about what was run. */
 static bool gate_admits(const grant_policy *p, const char *c, const gk_strvec *argv1s,
                         char **why)
+{
+    if (gate_admits1(p, c, argv1s, why))
+        return true;
+    if (p->ctx->target != GRANT_TARGET_MACOS)
+        return false;
+    gk_autofree char *run = gk_macos_exec_stand_in(c);
+    return run && gate_admits1(p, run, argv1s, why);
+}
+
+static bool gate_admits1(const grant_policy *p, const char *c, const gk_strvec *argv1s,
+                         char **why)
 {
     gk_autofree char *twin = firmlink_twin(c);
     const char *base = gk_basename(c);
     char *w = NULL, *wc = NULL;
     gk_walk_head(p->ctx, base, NULL, NULL, &w, &wc);
     bool walks_here = w && (strcmp(w, c) == 0 || (twin && strcmp(w, twin) == 0));
+    /* Offline for macOS the walk may end in any PATH dir: which one holds
+     * the name is the Mac's business (git in /usr/bin, rg in
+     * /opt/homebrew/bin). */
+    gk_autofree char *cdir = gk_path_parent(c);
+    if (!walks_here && p->ctx->target == GRANT_TARGET_MACOS && cdir && on_path(p->ctx, cdir)) {
+        free(w);
+        w = gk_strdup(c);
+        walks_here = true;
+    }
     struct {
         const char *spelling, *walked;
     } sp[3] = {{c, c}, {twin, twin}, {walks_here ? base : NULL, w}};
@@ -956,6 +992,41 @@ static void collect_exec(const grant_policy *p, const gk_projection *pr, gk_strv
             gk_strvec_push_take(files, c);
         else
             free(c);
+    }
+    /* And on macOS what those run: the tools behind the xcrun shims, and a
+     * Cellar file for each Homebrew link (the emitter writes regexes; one
+     * instance of each, plus the alias table's examples). */
+    if (p->ctx->target == GRANT_TARGET_MACOS) {
+        gk_strvec lits = {0}, res = {0};
+        for (size_t i = 0; i < files->n; i++)
+            gk_macos_exec_targets(files->v[i], &lits, &res);
+        for (size_t i = 0; i < lits.n; i++)
+            gk_strvec_push(files, lits.v[i]);
+        for (size_t i = 0; i < files->n; i++) {
+            const char *f = files->v[i];
+            const char *bn = gk_basename(f);
+            static const char *const prefixes[] = {"/opt/homebrew", "/usr/local"};
+            for (size_t k = 0; k < 2; k++) {
+                gk_autofree char *bin = gk_printf("%s/bin/%s", prefixes[k], bn);
+                if (strcmp(f, bin) == 0)
+                    gk_strvec_push_take(files, gk_printf("%s/Cellar/formula/1.0/bin/%s",
+                                                         prefixes[k], bn));
+            }
+        }
+        static const char *const alias_examples[] = {
+            "/opt/homebrew/Cellar/python@3.12/3.12.1/Frameworks/Python.framework/Versions/3.12/bin/python3.12",
+            "/opt/homebrew/Cellar/python@3.12/3.12.1/Frameworks/Python.framework/Versions/3.12/Resources/Python.app/Contents/MacOS/Python",
+            "/Library/Developer/CommandLineTools/Library/Frameworks/Python3.framework/Versions/3.9/bin/python3.9",
+            "/opt/homebrew/Cellar/node@20/20.11.0/bin/node",
+            "/opt/homebrew/Cellar/pkgconf/2.1.0/bin/pkgconf",
+            "/opt/homebrew/Cellar/gawk/5.3.0/bin/gawk-5.3.0",
+            "/opt/homebrew/Cellar/bash/5.2/bin/bash",
+            "/Library/Developer/CommandLineTools/usr/bin/bash",
+        };
+        for (size_t i = 0; i < sizeof(alias_examples) / sizeof(*alias_examples); i++)
+            gk_strvec_push(files, alias_examples[i]);
+        gk_strvec_free(&lits);
+        gk_strvec_free(&res);
     }
     gk_strvec_push(argv1s, "gk-any");
     gk_strvec_sort_unique(argv1s);

@@ -590,25 +590,39 @@ static void check_order(const char *what, const prof *pf)
 
 static void check_operandless(const char *what, const prof *pf, const gk_projection *pr)
 {
+    /* The base's deliberate operand-less allows; for macOS also the
+     * families every program there uses (issue 12) and the one deliberate
+     * operand-less deny, of what (deny default) does not cover. */
+    bool mac = pr->implicit.target && strcmp(pr->implicit.target, "macos") == 0;
     const char *deliberate[] = {"process-fork", "sysctl-read", "pseudo-tty",
                                 pr->exec_restricted ? NULL : "process-exec",
                                 pr->fs_restricted ? NULL : "file-read* file-write*",
-                                pr->net ? "network*" : NULL};
-    bool seen[6] = {false};
+                                pr->net ? "network*" : NULL,
+                                mac ? "user-preference-read" : NULL,
+                                mac ? "mach-host*" : NULL,
+                                mac ? "ipc-posix-sem ipc-posix-shm" : NULL};
+    enum { ND = sizeof(deliberate) / sizeof(*deliberate) };
+    bool seen[ND] = {false};
+    bool seen_deny = false;
     for (size_t i = 0; i < pf->n; i++) {
         const rl *R = &pf->r[i];
         if (R->nf)
             continue;
+        if (!R->allow && mac && strcmp(R->ops, "process-info* nvram* iokit-get-properties") == 0) {
+            seen_deny = true;
+            continue;
+        }
         ck_assert_msg(R->allow, "%s: operand-less deny %s", what, R->ops);
         bool ok = false;
-        for (int k = 0; k < 6; k++)
+        for (int k = 0; k < ND; k++)
             if (deliberate[k] && strcmp(R->ops, deliberate[k]) == 0)
                 ok = seen[k] = true;
         ck_assert_msg(ok, "%s: operand-less (allow %s) is not deliberate here", what, R->ops);
     }
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < ND; k++)
         ck_assert_msg(!deliberate[k] || seen[k], "%s: (allow %s) is missing", what,
                       deliberate[k]);
+    ck_assert_msg(!mac || seen_deny, "%s: the uncovered operations are not denied", what);
     /* Exec admits only through the projection: no process-exec allow when
      * it admits nothing. */
     if (pr->exec_restricted && !pr->exec_admit.n)
