@@ -217,8 +217,7 @@ static const struct {
 static const gk_sb_uncovered uncovered[] = {
     {"process-info*",
      "Chromium sandbox/policy/mac/renderer.sb (crbug.com/799149: \"These operations are "
-     "allowed by default\", followed by (deny iokit-get-properties process-info* nvram*)); "
-     "the same denial opens Gecko's content profile and WebKit's WebContent profile"},
+     "allowed by default\", followed by (deny iokit-get-properties process-info* nvram*))"},
     {"iokit-get-properties",
      "Chromium sandbox/policy/mac/renderer.sb, crbug.com/799149 (as process-info*)"},
     {"nvram*", "Chromium sandbox/policy/mac/renderer.sb, crbug.com/799149 (as process-info*)"},
