@@ -91,6 +91,14 @@ void gk_implicit_for(const grant_context *ctx, gk_implicit *out)
         /* The devices the Seatbelt base lets a program write (backends.md). */
         for (size_t i = 0; i < N(macos_device_table); i++)
             gk_strvec_push(&out->devices, macos_device_table[i].path);
+        /* Git checks its user config at start-up and dies on any error but
+         * "no such file": under Seatbelt an unreadable ~/.gitconfig is
+         * EPERM, and every git command would fail (grantc audit GK016). */
+        if (ctx->home && ctx->home[0] == '/') {
+            gk_strvec_push_take(&out->read, gk_path_join(ctx->home, ".gitconfig"));
+            if (ctx->xdg[GK_XDG_CONFIG])
+                gk_strvec_push_take(&out->read, gk_path_join(ctx->xdg[GK_XDG_CONFIG], "git"));
+        }
         /* The per-user cache dir (confstr DARWIN_USER_CACHE_DIR), beside
          * the temporary dir a Mac gives TMPDIR: compilers keep their module
          * caches there. Known only when the temporary dir is that one. */
