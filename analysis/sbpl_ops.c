@@ -216,11 +216,15 @@ static const struct {
  * deny them itself. One row per fact, with where it is stated. */
 static const gk_sb_uncovered uncovered[] = {
     {"process-info*",
-     "Chromium sandbox/policy/mac/renderer.sb (crbug.com/799149: \"These operations are "
-     "allowed by default\", followed by (deny iokit-get-properties process-info* nvram*))"},
-    {"iokit-get-properties",
-     "Chromium sandbox/policy/mac/renderer.sb, crbug.com/799149 (as process-info*)"},
-    {"nvram*", "Chromium sandbox/policy/mac/renderer.sb, crbug.com/799149 (as process-info*)"},
+     "Gecko security/sandbox/mac/SandboxPolicyContent.h (mozilla/gecko-dev 1a9200d3): \"These "
+     "are not included in (deny default)\" before its denials of process-info*, nvram*, "
+     "iokit-get-properties and file-map-executable; Chromium sandbox/policy/mac/renderer.sb "
+     "(660078f8, crbug.com/799149): \"These operations are allowed by default\" before (deny "
+     "iokit-get-properties process-info* nvram*)"},
+    {"nvram*", "Gecko SandboxPolicyContent.h and Chromium renderer.sb, as process-info*"},
+    {"iokit-get-properties", "Gecko SandboxPolicyContent.h and Chromium renderer.sb, as process-info*"},
+    {"file-map-executable", "Gecko SandboxPolicyContent.h, as process-info* (Chromium does not "
+                            "deny it)"},
 };
 
 const gk_sb_uncovered *gk_sb_uncovered_table(size_t *n)
