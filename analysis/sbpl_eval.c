@@ -151,8 +151,21 @@ static gk_sb_tri net_match(const gk_sb_filter *f, const gk_sb_query *q)
     bool outbound = strcmp(op, "network-outbound") == 0;
     bool inbound = strcmp(op, "network-inbound") == 0 || strcmp(op, "network-bind") == 0;
     /* remote names the far end of an outbound connection, local the near
-     * end of a bind or inbound one; the other pairings have no offline
-     * meaning. */
+     * end of a bind or inbound one. The near end of an outbound ip
+     * connection is known in part: loopback exactly when the far end is
+     * (the route), on an ephemeral port; the far end of an inbound one is
+     * not known at all. */
+    if (f->kind == GK_SBF_LOCAL && outbound && !n.unix_path && (f->protos & n.proto)) {
+        bool local_host = !f->host || strcmp(f->host, "localhost") != 0 || n.local;
+        if (!local_host)
+            return GK_SB_NO;
+        if (f->fams != (GK_SB_FAM_4 | GK_SB_FAM_6) && (!n.fam || !(f->fams & n.fam)))
+            return n.fam ? GK_SB_NO : GK_SB_UNKNOWN;
+        return f->port < 0 ? GK_SB_YES : GK_SB_UNKNOWN;
+    }
+    /* A bind has no far end at all. */
+    if (f->kind == GK_SBF_REMOTE && strcmp(op, "network-bind") == 0)
+        return GK_SB_NO;
     if ((f->kind == GK_SBF_REMOTE && !outbound) || (f->kind == GK_SBF_LOCAL && !inbound))
         return GK_SB_UNKNOWN;
     if (f->protos == GK_SB_PROTO_UNIX) {
