@@ -184,7 +184,8 @@ GK_HIDDEN const char *const *gk_sb_op_names(size_t *n);
 /* Compile an SBPL regex (PCRE2, searched unanchored; ERE constructs only).
  * NULL with *err (malloc'd) and *at (byte offset in pat) on failure. */
 GK_HIDDEN void *gk_sb_regex_compile(const char *pat, char **err, size_t *at);
-/* 1 match, 0 none. */
+/* 1 match, 0 none, 2 unknown (the two readings of an escape inside a
+ * class, "[^\.]", disagree on s). */
 GK_HIDDEN int gk_sb_regex_match(const void *re, const char *s);
 GK_HIDDEN void gk_sb_regex_free(void *re);
 

@@ -120,6 +120,12 @@ static gk_sb_tri tri_bool(bool b)
     return b ? GK_SB_YES : GK_SB_NO;
 }
 
+static gk_sb_tri tri_re(const void *re, const char *s)
+{
+    int m = gk_sb_regex_match(re, s);
+    return m == 2 ? GK_SB_UNKNOWN : tri_bool(m == 1);
+}
+
 static gk_sb_tri path_leaf(const gk_sb_filter *f, const char *p)
 {
     switch (f->kind) {
@@ -130,7 +136,7 @@ static gk_sb_tri path_leaf(const gk_sb_filter *f, const char *p)
     case GK_SBF_PREFIX:
         return tri_bool(strncmp(p, f->str, strlen(f->str)) == 0);
     case GK_SBF_REGEX:
-        return tri_bool(gk_sb_regex_match(f->re, p));
+        return tri_re(f->re, p);
     default:
         return GK_SB_NO;
     }
@@ -254,7 +260,7 @@ gk_sb_tri gk_sb_filter_match(const gk_sb_filter *f, const gk_sb_query *q)
             return GK_SB_NO;
         const char *name = qns == 1 ? q->arg + 6 : qns == 2 ? q->arg + 4 : q->arg;
         if (f->re)
-            return tri_bool(gk_sb_regex_match(f->re, name));
+            return tri_re(f->re, name);
         if (f->kind == GK_SBF_GLOBAL_NAME_PREFIX || f->kind == GK_SBF_LOCAL_NAME_PREFIX ||
             f->kind == GK_SBF_XPC_NAME_PREFIX)
             return tri_bool(has_prefix(name, f->str));
@@ -268,7 +274,7 @@ gk_sb_tri gk_sb_filter_match(const gk_sb_filter *f, const gk_sb_query *q)
         if (!q->arg)
             return GK_SB_UNKNOWN; /* no object name given */
         if (f->re)
-            return tri_bool(gk_sb_regex_match(f->re, q->arg));
+            return tri_re(f->re, q->arg);
         return tri_bool(f->kind == GK_SBF_IPC_NAME_PREFIX ? has_prefix(q->arg, f->str)
                                                           : strcmp(q->arg, f->str) == 0);
     case GK_SBF_SYSCTL_NAME:
@@ -276,7 +282,7 @@ gk_sb_tri gk_sb_filter_match(const gk_sb_filter *f, const gk_sb_query *q)
     case GK_SBF_SYSCTL_PREFIX:
         return tri_bool(ak == GK_SB_ARG_SYSCTL && q->arg && has_prefix(q->arg, f->str));
     case GK_SBF_SYSCTL_REGEX:
-        return tri_bool(ak == GK_SB_ARG_SYSCTL && q->arg && gk_sb_regex_match(f->re, q->arg));
+        return ak == GK_SB_ARG_SYSCTL && q->arg ? tri_re(f->re, q->arg) : GK_SB_NO;
     case GK_SBF_TARGET:
         if (ak != GK_SB_ARG_TARGET || !q->arg)
             return GK_SB_NO;
@@ -701,7 +707,7 @@ static bool filter_within(const gk_sb_filter *f, const gk_sb_filter *g)
                 f->kind == GK_SBF_PREFIX) &&
                has_prefix(f->str, g->str);
     case GK_SBF_REGEX:
-        return (f->kind == GK_SBF_LITERAL && gk_sb_regex_match(g->re, f->str)) ||
+        return (f->kind == GK_SBF_LITERAL && gk_sb_regex_match(g->re, f->str) == 1) ||
                (f->kind == GK_SBF_REGEX && strcmp(f->str, g->str) == 0);
     case GK_SBF_VNODE:
         return f->kind == GK_SBF_VNODE && (f->vnodes & ~g->vnodes) == 0;

@@ -293,6 +293,30 @@ static bool parse_hostport(ctx *c, gk_sb_filter *f, const char *s, gk_loc loc)
     return true;
 }
 
+/* The "HOST:PORT" operand ax of ip filter f (NULL: any address). */
+static val ip_address(ctx *c, const sx *x, gk_sb_filter *f, const sx *ax, const char *name)
+{
+    f->host = gk_sbr_arena_str(c, "*");
+    f->port = -1;
+    if (!ax) {
+        f->str = gk_sbr_arena_str(c, "*:*");
+        return filter_val(f);
+    }
+    val a = gk_sbr_eval_arg(c, ax);
+    bool unres;
+    const char *s = gk_sbr_need_string(c, &a, ax, name, &unres);
+    if (unres) {
+        char *why = gk_printf("param \"%s\" has no value", a.s);
+        val v = filter_val(opaque(c, gk_sbr_loc(c, x), why));
+        free(why);
+        return v;
+    }
+    if (!s || !parse_hostport(c, f, s, a.loc.src ? a.loc : gk_sbr_loc(c, ax)))
+        return gk_sbr_none();
+    f->str = gk_sbr_arena_str(c, s);
+    return filter_val(f);
+}
+
 static val net_filter(ctx *c, const sx *x, const gk_sbr_form *entry)
 {
     gk_sb_fkind k = (gk_sb_fkind)entry->arg;
@@ -313,7 +337,7 @@ static val net_filter(ctx *c, const sx *x, const gk_sbr_form *entry)
         {"unix-socket", GK_SB_PROTO_UNIX, 0},
         {"unix", GK_SB_PROTO_UNIX, 0},
     };
-    if (!gk_sbr_argc_is(c, x, 1, 2, name))
+    if (!gk_sbr_argc_is(c, x, 1, SIZE_MAX, name))
         return gk_sbr_none();
     const sx *p = x->v[1];
     size_t form = N(forms);
@@ -331,6 +355,8 @@ static val net_filter(ctx *c, const sx *x, const gk_sbr_form *entry)
     if (f->protos == GK_SB_PROTO_UNIX) {
         if (x->n == 2)
             return filter_val(f); /* (remote unix-socket): any socket path */
+        if (!gk_sbr_argc_is(c, x, 1, 2, name))
+            return gk_sbr_none();
         val a = gk_sbr_eval_arg(c, x->v[2]);
         gk_sb_filter *pf = need_filter(c, &a, x->v[2], name);
         if (!pf)
@@ -338,25 +364,20 @@ static val net_filter(ctx *c, const sx *x, const gk_sbr_form *entry)
         add_kid(c, f, pf);
         return filter_val(f);
     }
-    f->host = gk_sbr_arena_str(c, "*");
-    f->port = -1;
-    if (x->n == 3) {
-        val a = gk_sbr_eval_arg(c, x->v[2]);
-        bool unres;
-        const char *s = gk_sbr_need_string(c, &a, x->v[2], name, &unres);
-        if (unres) {
-            char *why = gk_printf("param \"%s\" has no value", a.s);
-            val v = filter_val(opaque(c, gk_sbr_loc(c, x), why));
-            free(why);
-            return v;
-        }
-        if (!s || !parse_hostport(c, f, s, a.loc.src ? a.loc : gk_sbr_loc(c, x->v[2])))
+    if (x->n <= 3)
+        return ip_address(c, x, f, x->n == 3 ? x->v[2] : NULL, name);
+    /* (local udp "*:500" "*:4500"): any of the addresses. */
+    gk_sb_filter *any = new_filter(c, GK_SBF_ANY, gk_sbr_loc(c, x));
+    for (size_t i = 2; i < x->n; i++) {
+        gk_sb_filter *g = i == 2 ? f : new_filter(c, k, gk_sbr_loc(c, x));
+        g->protos = f->protos;
+        g->fams = f->fams;
+        val v = ip_address(c, x, g, x->v[i], name);
+        if (v.k != V_FILTER)
             return gk_sbr_none();
-        f->str = gk_sbr_arena_str(c, s);
-    } else {
-        f->str = gk_sbr_arena_str(c, "*:*");
+        add_kid(c, any, v.f);
     }
-    return filter_val(f);
+    return filter_val(any);
 }
 
 static val logic_filter(ctx *c, const sx *x, const gk_sbr_form *form)
@@ -784,6 +805,13 @@ static const gk_sbr_form builtin_forms[] = {
     {"+", gk_sbr_form_arith, 0},
     {"-", gk_sbr_form_arith, 0},
     {"with-filter", with_filter, 0},
+    {"cond", gk_sbr_form_cond, 0},
+    {"zero?", gk_sbr_form_num_p, 0},
+    {"positive?", gk_sbr_form_num_p, 0},
+    {"negative?", gk_sbr_form_num_p, 0},
+    /* Apple's prelude: switches of the running sandbox, no decision. */
+    {"disable-full-symbolication", gk_sbr_form_ignore, 0},
+    {"disable-callouts", gk_sbr_form_ignore, 0},
     {"require-any", logic_filter, GK_SBF_ANY},
     {"require-all", logic_filter, GK_SBF_ALL},
     {"require-not", logic_filter, GK_SBF_NOT},
@@ -825,6 +853,7 @@ static const gk_sbr_form builtin_forms[] = {
     OPAQUE("executable-bundle"), OPAQUE("application-group"), OPAQUE("system-container"),
     OPAQUE("system-group"), OPAQUE("process-is-plugin"), OPAQUE("process-is-installer"),
     OPAQUE("sandbox-extension"), OPAQUE("granted-extensions"), OPAQUE("mach-extension"),
+    OPAQUE("extension-class"), OPAQUE("extension-class-regex"), OPAQUE("target-signing-identifier"),
     /* Properties of a file. */
     OPAQUE_ON("xattr", AK(PATH)), OPAQUE_ON("xattr-prefix", AK(PATH)),
     OPAQUE_ON("xattr-regex", AK(PATH)), OPAQUE_ON("file-mode", AK(PATH)),
@@ -842,10 +871,12 @@ static const gk_sbr_form builtin_forms[] = {
     /* Objects of operations with no offline argument. */
     OPAQUE_ON("iokit-registry-entry-class", AK(NONE)),
     OPAQUE_ON("iokit-registry-entry-class-regex", AK(NONE)),
+    OPAQUE_ON("iokit-registry-entry-class-prefix", AK(NONE)),
     OPAQUE_ON("iokit-user-client-class", AK(NONE)),
     OPAQUE_ON("iokit-user-client-class-regex", AK(NONE)), OPAQUE_ON("iokit-property", AK(NONE)),
     OPAQUE_ON("iokit-property-regex", AK(NONE)), OPAQUE_ON("iokit-connection", AK(NONE)),
     OPAQUE_ON("appleevent-destination", AK(NONE)), OPAQUE_ON("preference-domain", AK(NONE)),
+    OPAQUE_ON("preference-domain-regex", AK(NONE)),
     OPAQUE_ON("notification-name", AK(NONE)), OPAQUE_ON("kext-bundle-id", AK(NONE)),
     OPAQUE_ON("right-name", AK(NONE)), OPAQUE_ON("host-special-port", AK(NONE)),
     OPAQUE_ON("task-special-port", AK(NONE)), OPAQUE_ON("mac-policy-name", AK(NONE)),
@@ -860,7 +891,7 @@ static const gk_sbr_form builtin_forms[] = {
     /* The Scheme that is out of the subset, by name. */
     UNSUPPORTED("lambda"), UNSUPPORTED("define-syntax"), UNSUPPORTED("let-syntax"),
     UNSUPPORTED("letrec"), UNSUPPORTED("letrec*"), UNSUPPORTED("syntax-rules"),
-    UNSUPPORTED("cond"), UNSUPPORTED("case"), UNSUPPORTED("do"), UNSUPPORTED("map"),
+    UNSUPPORTED("case"), UNSUPPORTED("do"), UNSUPPORTED("map"),
     UNSUPPORTED("for-each"), UNSUPPORTED("apply"), UNSUPPORTED("list"), UNSUPPORTED("cons"),
     UNSUPPORTED("car"), UNSUPPORTED("cdr"), UNSUPPORTED("append"), UNSUPPORTED("set!"),
     UNSUPPORTED("call-with-current-continuation"), UNSUPPORTED("call/cc"),

@@ -59,7 +59,7 @@ GK_HIDDEN void gk_sx_free(sx *x);
 /* ---- values and evaluation (sbpl_read_eval.c) --------------------------- */
 
 typedef struct gk_sbr_form gk_sbr_form;
-typedef enum { V_NONE, V_BOOL, V_NUM, V_STR, V_REGEX, V_OP, V_FILTER, V_MOD, V_UNRES, V_SYM } vkind;
+typedef enum { V_NONE, V_BOOL, V_NUM, V_STR, V_REGEX, V_OP, V_FILTER, V_MOD, V_UNRES, V_SYM, V_LIST } vkind;
 
 typedef struct val {
     vkind k;
@@ -194,6 +194,8 @@ GK_HIDDEN val gk_sbr_form_number_to_string(ctx *c, const sx *x, const gk_sbr_for
 GK_HIDDEN val gk_sbr_form_string_length(ctx *c, const sx *x, const gk_sbr_form *form);
 GK_HIDDEN val gk_sbr_form_substring(ctx *c, const sx *x, const gk_sbr_form *form);
 GK_HIDDEN val gk_sbr_form_unsupported(ctx *c, const sx *x, const gk_sbr_form *form); /* lambda, macros */
+GK_HIDDEN val gk_sbr_form_cond(ctx *c, const sx *x, const gk_sbr_form *form);
+GK_HIDDEN val gk_sbr_form_num_p(ctx *c, const sx *x, const gk_sbr_form *form); /* zero? positive? negative? */
 /* Is name bound (a definition, a built-in form or an operation)? */
 GK_HIDDEN bool gk_sbr_defined(ctx *c, const char *name);
 

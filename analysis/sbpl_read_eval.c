@@ -118,8 +118,13 @@ void gk_sbr_record_param(ctx *c, const val *v)
 const char *gk_sbr_need_string(ctx *c, const val *v, const sx *x, const char *what, bool *unres)
 {
     *unres = false;
-    if (v->k == V_STR)
+    if (v->k == V_STR || v->k == V_REGEX) /* #"..." is a string too */
         return v->s;
+    if (v->k == V_LIST) {
+        gk_sbr_err(c, gk_sbr_loc(c, x), "grantc(1), SBPL SUBSET",
+                   "%s: a list (a rest parameter's value) is outside the supported subset", what);
+        return NULL;
+    }
     if (v->k == V_UNRES) {
         gk_sbr_record_param(c, v);
         *unres = true;
@@ -258,16 +263,30 @@ val gk_sbr_form_define(ctx *c, const sx *x, const gk_sbr_form *form)
             return gk_sbr_none();
         }
         b.name = target->s;
+        const binding *alias = x->v[2]->t == SX_SYM ? lookup(c, x->v[2]->s) : NULL;
+        if (alias && alias->is_proc) {
+            /* (define regex-home home-regex): another name for a procedure. */
+            b.is_proc = true;
+            b.p = alias->p;
+            GK_VEC_PUSH(c->globals, c->nglobals, c->capglobals, b);
+            return gk_sbr_none();
+        }
         b.v = gk_sbr_eval_arg(c, x->v[2]);
         if (b.v.k == V_NONE)
             return gk_sbr_none();
     } else if (target->t == SX_LIST && target->n >= 1 && target->v[0]->t == SX_SYM) {
-        for (size_t i = 1; i < target->n; i++)
-            if (target->v[i]->t != SX_SYM || strcmp(target->v[i]->s, ".") == 0) {
+        for (size_t i = 1; i < target->n; i++) {
+            /* (define (f a . rest) ...): a rest parameter, last. */
+            bool dot = target->v[i]->t == SX_SYM && strcmp(target->v[i]->s, ".") == 0;
+            if (dot && i + 2 == target->n && target->v[i + 1]->t == SX_SYM &&
+                strcmp(target->v[i + 1]->s, ".") != 0)
+                break;
+            if (target->v[i]->t != SX_SYM || dot) {
                 gk_sbr_err(c, gk_sbr_loc(c, target->v[i]), NULL,
                        "procedure parameters must be plain names");
                 return gk_sbr_none();
             }
+        }
         b.name = target->v[0]->s;
         b.is_proc = true;
         b.p.name = b.name;
@@ -281,15 +300,40 @@ val gk_sbr_form_define(ctx *c, const sx *x, const gk_sbr_form *form)
     return gk_sbr_none();
 }
 
+static val call_body(ctx *c, const sx *x, const proc *p, scope *frp);
+
 static const char *param_name(const proc *p, size_t i)
 {
     return p->params ? p->params->v[i]->v[0]->s : p->def->v[1]->v[i + 1]->s;
 }
 
 /* Call p with the values args[0..got) (already evaluated). */
+/* A defined procedure's rest parameter: (f a . rest) has it after a ".". */
+static bool has_rest(const proc *p)
+{
+    const sx *sig = p->def->v[1];
+    return !p->params && sig->n >= 3 && sig->v[sig->n - 2]->t == SX_SYM &&
+           strcmp(sig->v[sig->n - 2]->s, ".") == 0;
+}
+
 static val call_with(ctx *c, const sx *x, const proc *p, val *args, size_t got)
 {
-    size_t want = p->params ? p->params->n : p->def->v[1]->n - 1;
+    bool rest = has_rest(p);
+    size_t want = p->params ? p->params->n : p->def->v[1]->n - 1 - (rest ? 2 : 0);
+    if (rest && got >= want) {
+        /* The rest arguments are evaluated (their rules and errors count)
+         * but bound to nothing: lists are outside the subset, so a body
+         * that uses the rest parameter gets an error naming it. */
+        scope fr = {p->env, gk_calloc(want + 1, sizeof(binding)), want + 1};
+        for (size_t i = 0; i < want; i++) {
+            fr.b[i].name = param_name(p, i);
+            fr.b[i].v = args[i];
+        }
+        fr.b[want].name = p->def->v[1]->v[p->def->v[1]->n - 1]->s;
+        fr.b[want].v = gk_sbr_none();
+        fr.b[want].v.k = V_LIST;
+        return call_body(c, x, p, &fr);
+    }
     if (want != got) {
         gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "'%s' takes %zu argument%s, not %zu", p->name, want,
                want == 1 ? "" : "s", got);
@@ -307,6 +351,19 @@ static val call_with(ctx *c, const sx *x, const proc *p, val *args, size_t got)
     for (size_t i = 0; i < want; i++) {
         fr.b[i].name = param_name(p, i);
         fr.b[i].v = args[i];
+    }
+    return call_body(c, x, p, &fr);
+}
+
+/* Run p's body in scope fr (taken), at the caller's rule level. */
+static val call_body(ctx *c, const sx *x, const proc *p, scope *frp)
+{
+    scope fr = *frp;
+    if (c->call_depth >= MAX_CALL_DEPTH) {
+        gk_sbr_err(c, gk_sbr_loc(c, x), NULL, "procedure calls nest too deeply (recursion?)");
+        c->aborted = true;
+        free(fr.b);
+        return gk_sbr_none();
     }
     /* The body runs in the procedure's file, at the caller's rule level. */
     gk_source *saved_src = c->src;
@@ -777,6 +834,42 @@ val gk_sbr_form_substring(ctx *c, const sx *x, const gk_sbr_form *form)
         return gk_sbr_none();
     }
     return str_val(c, x, gk_strndup(s + from, (size_t)(to - from)));
+}
+
+/* (cond (TEST EXPR...) ... (else EXPR...)): the first true clause. */
+val gk_sbr_form_cond(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    for (size_t i = 1; i < x->n && !c->aborted; i++) {
+        const sx *cl = x->v[i];
+        if (cl->t != SX_LIST || cl->n == 0) {
+            gk_sbr_err(c, gk_sbr_loc(c, cl), "write (TEST EXPR ...)", "a cond clause is a list");
+            return gk_sbr_none();
+        }
+        int t = 1;
+        if (!(cl->v[0]->t == SX_SYM && strcmp(cl->v[0]->s, "else") == 0)) {
+            val tv = gk_sbr_eval_arg(c, cl->v[0]);
+            t = truth(c, &tv, cl->v[0]);
+            if (t < 0)
+                return gk_sbr_none();
+            if (t && cl->n == 1)
+                return tv;
+        }
+        if (t)
+            return eval_body(c, cl, 1);
+    }
+    return gk_sbr_none();
+}
+
+val gk_sbr_form_num_p(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    if (!gk_sbr_argc_is(c, x, 1, 1, form->name))
+        return gk_sbr_none();
+    val a = gk_sbr_eval_arg(c, x->v[1]);
+    long n;
+    if (!need_num(c, &a, x->v[1], form->name, &n))
+        return gk_sbr_none();
+    const char *w = form->name;
+    return bool_val(c, x, w[0] == 'z' ? n == 0 : w[0] == 'p' ? n > 0 : n < 0);
 }
 
 /* The rest of Scheme: named, so a profile out of the subset says exactly
