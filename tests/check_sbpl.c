@@ -7,6 +7,13 @@
  *    regex that protects before the directory exists, procedures, network
  *    switches), each with the verdict and the deciding rule's file:line
  *    worked out by hand from the profile text;
+ *  - corpus.tsv (issue 12): at least 150 queries, each with a one-line
+ *    reason, over the at least 40 profiles of corpus/, written in the style
+ *    of shipping ones (Chromium's helpers, Homebrew's, Nix's and Bazel's
+ *    layouts, Apple's constructs) and exercising every construct of the
+ *    reader and the fallback rules of grantc(1), SBPL EVALUATION;
+ *  - uncovered.tsv: the operations (deny default) does not cover, with
+ *    their sources, held equal to the library's table;
  *  - errors/NAME.sb: profiles that must not read, with exactly the
  *    diagnostics of NAME.err;
  *  - lint/NAME.sb: lint findings must be exactly NAME.lint.

@@ -25,6 +25,13 @@
  *  - a last-match evaluator over the parsed rules never allows a read, a
  *    write or an exec that the gate denies, over the projected paths, their
  *    parents, children, siblings and twins, and sample program names.
+ *
+ * Real runs (issue 12, tests/data/seatbelt/realrun.tsv): every bundled
+ * policy, compiled for a Mac with a /var/folders tempdir and the target's
+ * default PATH, emitted as sbpl and sbpl-params and read back by grantc's
+ * own evaluator, allows what git status, clang -c, make, python3
+ * multiprocessing, node os.cpus() and date need, and denies what the
+ * policy denies.
  */
 #include "testutil.h"
 #include "gate/gate.h"
