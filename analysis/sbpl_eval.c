@@ -760,6 +760,7 @@ enum {
     L_UNRESOLVED_IMPORT,
     L_NO_DEFAULT,
     L_UNSEEN_PATH,
+    L_UNCOVERED,
     L_COUNT
 };
 
@@ -775,6 +776,7 @@ static const gk_rule lint_rules[L_COUNT] = {
                              NULL},
     [L_NO_DEFAULT] = {"SB007", "no-default", GRANT_SEVERITY_WARNING, NULL, NULL, NULL},
     [L_UNSEEN_PATH] = {"SB008", "unseen-path", GRANT_SEVERITY_NOTE, NULL, NULL, NULL},
+    [L_UNCOVERED] = {"SB009", "uncovered-allowed", GRANT_SEVERITY_WARNING, NULL, NULL, NULL},
 };
 
 typedef struct findings {
@@ -945,6 +947,44 @@ size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
         add_finding(&fs, L_UNRESOLVED_IMPORT, GK_WARNING, s->imports[i].loc,
                     "put the file beside the profile, or give -D IMPORT_DIR=DIR",
                     gk_printf("import \"%s\" was not resolved", s->imports[i].name));
+    /* (deny default) leaves some operations allowed (gk_sb_op_uncovered):
+     * name each family the profile then lets through for some object. */
+    const gk_sb_rule *last_default = NULL;
+    for (size_t i = s->n; i-- > 0 && !last_default;) {
+        const gk_sb_rule *r = &s->rules[i];
+        for (size_t k = 0; k < r->nops && !r->filter && r->action != GK_SB_UNRESOLVED; k++)
+            if (r->ops[k] == 0)
+                last_default = r;
+    }
+    const gk_sb_rule *deny_default =
+        last_default && last_default->action == GK_SB_DENY ? last_default : NULL;
+    size_t nun = 0;
+    const gk_sb_uncovered *un = gk_sb_uncovered_table(&nun);
+    for (size_t k = 0; deny_default && k < nun; k++) {
+        int fam = gk_sb_op_lookup(un[k].op);
+        const char *leaf = NULL;
+        for (size_t op = 1; op < gk_sb_op_count() && !leaf; op++) {
+            const char *on = gk_sb_op_name((int)op);
+            if (!gk_sb_op_covers(fam, (int)op) || on[strlen(on) - 1] == '*')
+                continue;
+            gk_sb_argkind ak = gk_sb_op_argkind((int)op);
+            gk_sb_query q = {(int)op, ak == GK_SB_ARG_TARGET ? "others" : ak == GK_SB_ARG_PATH ? "/"
+                                                                                          : NULL,
+                             -1};
+            gk_sb_result r = gk_sbpl_decide(s, &q);
+            if (r.verdict == GRANT_SBPL_ALLOW && r.uncovered)
+                leaf = gk_sb_op_name((int)op);
+        }
+        if (leaf)
+            add_finding(&fs, L_UNCOVERED, GK_WARNING, deny_default->loc,
+                        "deny it after (deny default), then allow what the program needs",
+                        gk_printf("(deny default) does not cover %s: with no rule of its own "
+                                  "deciding it, %s%s is allowed",
+                                  un[k].op, leaf,
+                                  gk_sb_op_argkind(gk_sb_op_lookup(leaf)) == GK_SB_ARG_TARGET
+                                      ? " of other processes"
+                                      : ""));
+    }
     if (!has_default && s->nsources) {
         gk_loc top = {s->sources[0], 0, 0};
         add_finding(&fs, L_NO_DEFAULT, GK_WARNING, top, "add (deny default) after (version 1)",

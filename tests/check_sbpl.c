@@ -318,7 +318,8 @@ START_TEST(test_lint_ids)
     static const char *const ids[] = {"SB001 shadowed", "SB002 operand-less-allow",
                                       "SB003 allow-default", "SB004 unanchored-regex",
                                       "SB005 unresolved-param", "SB006 unresolved-import",
-                                      "SB007 no-default", "SB008 unseen-path"};
+                                      "SB007 no-default", "SB008 unseen-path",
+                                      "SB009 uncovered-allowed"};
     for (size_t i = 0; i < sizeof(ids) / sizeof(*ids); i++)
         ck_assert_msg(all.data && strstr(all.data, ids[i]), "no lint golden shows %s", ids[i]);
     gk_buf_free(&all);
