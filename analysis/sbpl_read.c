@@ -9,11 +9,16 @@
  * (literal = path, prefix = path-prefix, regex = path-regex, from = local,
  * to = remote, no-log = no-report).
  *
+ * Every filter takes several operands, any of which matches; (with-filter
+ * F rule...) adds F to the rules of its body.
+ *
  * Filters that only the running system can decide (extension,
  * require-entitlement, xattr, ...) become opaque: the evaluator answers
- * "undecided" when one of them matters. An unresolved param or import is
- * a warning and an unknown too. Everything else it cannot evaluate is an
- * error at its position.
+ * "undecided" when one of them matters, and only for the kinds of query it
+ * can match (control-name never matches a TCP address). An unresolved
+ * param or import is a warning and an unknown too. Everything else it
+ * cannot evaluate is an error at its position, naming the construct (the
+ * Scheme out of the subset has entries of its own, gk_sbr_form_unsupported).
  */
 #include "analysis/sbpl_read.h"
 
