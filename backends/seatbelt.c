@@ -55,8 +55,9 @@
 
 /* The mach services every program a developer policy admits looks up on
  * a stock Mac, each with the reason (libSystem, Foundation and the xcrun
- * shims). Anything else (keychain, launch services, fonts, the window
- * server) is an application's business, not every program's. */
+ * shims; compared with codex's and sandbox-runtime's base profiles).
+ * Anything else (keychain, fonts, the window server, audio) is an
+ * application's business, not every program's. */
 static const struct {
     const char *name, *why;
 } base_mach[] = {
@@ -71,10 +72,12 @@ static const struct {
     {"com.apple.coreservices.launchservicesd", "xcrun finds the selected Xcode by bundle"},
     {"com.apple.lsd.mapdb", "launch services' database, for the same"},
     {"com.apple.trustd.agent", "certificate checks of code signatures (git over https too)"},
-    {"com.apple.SecurityServer", "Security.framework, which codesign checks and git's "
-                                 "credential helpers use"},
-    {"com.apple.analyticsd", "libSystem's crash and usage reporting client"},
     {"com.apple.diagnosticd", "os_activity tracing"},
+    {"com.apple.system.DirectoryService.libinfo_v1", "getpwuid on releases before "
+                                                     "opendirectoryd's libinfo"},
+    /* Not com.apple.SecurityServer: it answers for the keychain, whose
+     * items (git's credential-osxkeychain among them) are the user's
+     * secrets, not something every program needs. */
 };
 /* Name resolution when the network is allowed: mDNSResponder and the DNS
  * configuration that getaddrinfo reads. */
