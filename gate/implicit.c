@@ -36,9 +36,23 @@ static const gk_implicit_entry macos_read_table[] = {
     {"/Library/Developer", "the Command Line Tools: the real git, clang, make and the SDKs "
                            "(stdio.h) the shims run and read"},
     {"/Applications/Xcode.app", "the selected Xcode's toolchain and SDKs, when it is selected"},
-    {"/opt/homebrew", "Homebrew's kegs, libraries and the Cellar its bin/ links resolve to "
-                      "(on Intel it is /usr/local, which /usr already covers)"},
+    {"/opt/homebrew", "Homebrew's kegs, libraries and the Cellar its bin/ links resolve to, "
+                      "when PATH leads there (on Intel it is /usr/local, which /usr already "
+                      "covers)"},
 };
+
+/* Does the context's PATH hold a directory under prefix? */
+static bool path_under(const grant_context *ctx, const char *prefix)
+{
+    if (!ctx->path)
+        return false;
+    gk_autofree char *list = gk_strdup(ctx->path);
+    char *save = NULL;
+    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
+        if (gk_path_within(d, prefix))
+            return true;
+    return false;
+}
 /* Devices beyond the base (backends.md): the descriptor aliases a shell
  * redirection and `cat /dev/stdin` open; /dev/fd is a directory. */
 static const gk_implicit_entry macos_device_table[] = {
@@ -87,7 +101,10 @@ void gk_implicit_for(const grant_context *ctx, gk_implicit *out)
         out->proc = true;
     } else if (strcmp(out->target, "macos") == 0) {
         for (size_t i = 0; i < N(macos_read_table); i++)
-            gk_strvec_push(&out->read, macos_read_table[i].path);
+            /* Homebrew's tree only where its programs can be run from. */
+            if (strcmp(macos_read_table[i].path, "/opt/homebrew") != 0 ||
+                path_under(ctx, "/opt/homebrew"))
+                gk_strvec_push(&out->read, macos_read_table[i].path);
         /* The devices the Seatbelt base lets a program write (backends.md). */
         for (size_t i = 0; i < N(macos_device_table); i++)
             gk_strvec_push(&out->devices, macos_device_table[i].path);
