@@ -33,11 +33,10 @@
  * |       |                           |          | is not all readonly                            |
  * | GK015 | build-file-shadowed       | note     | a readonly Makefile whose GNUmakefile or       |
  * |       |                           |          | makefile can be written (make reads it first)  |
+ * | GK016 | git-config-unreadable     | warning  | macOS: git is admitted but cannot read its     |
+ * |       |                           |          | config, and dies at start-up on EPERM          |
  * | GK017 | net-shared-host           | warning  | a wildcard destination over a shared hosting   |
  * |       |                           |          | domain (anyone can publish a host under it)    |
- *
- * (GK016 is taken by the Seatbelt work, git-config-unreadable, in flight on
- * another branch: the net finding took the next free number after it.)
  *
  * Nothing is an error: an audit reports risks and dead rules in a policy
  * that compiles; `--fail-on warning` makes warnings fail a CI job. Dead
@@ -170,6 +169,15 @@ const gk_rule gk_audit_rules[GK_R_COUNT] = {
                         "Makefile itself is unchanged.",
                         "Mark the earlier names readonly too (an absent one costs a placeholder "
                         "during runs), or make the whole directory readonly."},
+    [GK_R_GIT_CONFIG] = {"GK016", "git-config-unreadable", GRANT_SEVERITY_WARNING,
+                         "git admitted, its config unreadable (macOS)",
+                         "git checks ~/.gitconfig and $XDG_CONFIG_HOME/git/config at start-up "
+                         "and treats any error but 'no such file' as fatal. Under Seatbelt an "
+                         "unreadable path answers EPERM, not ENOENT, so every git command dies "
+                         "('unable to access ~/.gitconfig') although the policy admits git.",
+                         "Let the policy read them (`read ~/.gitconfig xdg:config/git;`; the "
+                         "implicit grants of the macOS target do, unless --no-implicit or a deny "
+                         "takes them away), or do not admit git."},
     [GK_R_NET_SHARED_HOST] = {"GK017", "net-shared-host", GRANT_SEVERITY_WARNING,
                            "Wildcard destination over a shared hosting domain",
                            "A net allow pattern *.SUFFIX covers a domain where anyone can "

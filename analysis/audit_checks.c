@@ -111,7 +111,7 @@ typedef struct audit {
     const gk_stack *s;
     const grant_context *ctx;
     gk_projection *pr;
-    bool host, linux_target, windows_target;
+    bool host, linux_target, windows_target, macos_target;
     /* Prefixes readable/writable before denies and readonly entries apply,
      * implicit grants included. all_fs: no layer restricts the filesystem. */
     bool all_fs;
@@ -1424,6 +1424,59 @@ static void check_git(audit *A)
     gk_strvec_free(&dirs);
 }
 
+static const gk_layer *first_exec_layer(const audit *A, bool with_allow);
+
+/* GK016: on macOS git dies when it cannot even check its config files
+ * (access() failing with EPERM is fatal to it, ENOENT is not), so a policy
+ * that admits git must let it read them. */
+static void check_git_config(audit *A)
+{
+    if (!A->macos_target || !A->ctx->home)
+        return;
+    char *w = NULL, *c = NULL;
+    gk_walk_head(A->ctx, "git", NULL, NULL, &w, &c);
+    grant_exec_query q = {"git", w, c, NULL};
+    bool admitted = w && gk_gate_exec_some_argv1(A->p, &q) == GRANT_ALLOWED;
+    free(w);
+    free(c);
+    if (!admitted)
+        return;
+    const char *xdg = A->ctx->xdg[GK_XDG_CONFIG];
+    gk_autofree char *user = gk_path_join(A->ctx->home, ".gitconfig");
+    gk_autofree char *xdgc = xdg ? gk_path_join(xdg, "git/config") : NULL;
+    const char *files[2] = {user, xdgc};
+    gk_buf which = {0};
+    for (int i = 0; i < 2; i++) {
+        if (!files[i])
+            continue;
+        gk_autofree char *r = resolve(A, files[i]);
+        grant_verdict v = {0};
+        if (gk_gate_fs(A->p, GRANT_OP_READ, r ? r : files[i], &v) == GRANT_DENIED)
+            gk_buf_printf(&which, "%s%s", which.len ? " and " : "", files[i]);
+        gk_verdict_clear(&v);
+    }
+    if (which.len) {
+        /* At the rule that admits git, when one names it. */
+        const char *origin = NULL;
+        for (size_t i = 0; i < A->s->n && !origin; i++) {
+            const gk_layer *f = A->s->v[i];
+            const gk_admit *a = f->has_exec ? gk_admits_find(&f->exec.names, "git") : NULL;
+            if (a)
+                origin = a->origin;
+        }
+        if (!origin) {
+            const gk_layer *f = first_exec_layer(A, false);
+            origin = f ? f->origin : NULL;
+        }
+        add(A, GK_R_GIT_CONFIG, origin, "git",
+            "the policy admits git but it cannot read %s: Seatbelt answers EPERM, which git "
+            "treats as fatal, so git will not start on macOS; read them (read ~/.gitconfig "
+            "xdg:config/git;)",
+            which.data);
+    }
+    gk_buf_free(&which);
+}
+
 /* The names make looks up before each one: GNU make GNUmakefile, makefile,
  * Makefile; BSD make makefile before Makefile. */
 static const char *const make_shadows[][3] = {
@@ -1709,6 +1762,7 @@ int grant_audit(const grant_policy *p, grant_findings **out)
     A.host = !gk_target_is_offline(p->ctx);
     A.linux_target = strcmp(gk_target_name(p->ctx), "linux") == 0;
     A.windows_target = strcmp(gk_target_name(p->ctx), "windows") == 0;
+    A.macos_target = strcmp(gk_target_name(p->ctx), "macos") == 0;
     A.pr = gk_projection_build(p);
     prefixes_init(&A);
     refusals_index(&A);
@@ -1727,6 +1781,7 @@ int grant_audit(const grant_policy *p, grant_findings **out)
     check_path_dirs(&A);
     check_shell_capable(&A);
     check_git(&A);
+    check_git_config(&A);
     check_build_files(&A);
     check_net(&A);
     check_fidelity(&A);

@@ -5,7 +5,11 @@
  * procedures are evaluated statically, params come from -D. The evaluator
  * (sbpl_eval.c) answers one query the way Seatbelt does: among the rules
  * whose operation is the query's or an ancestor of it (default is the root
- * of the hierarchy), the last one whose filter matches decides.
+ * of the hierarchy), the last filtered one whose filter matches decides;
+ * where none matches, the unfiltered rules are the operation's fallback
+ * (the last one naming the operation or a family above it, else the last
+ * on default, whatever their position), and an operation that (deny
+ * default) does not cover (gk_sb_op_uncovered) is allowed.
  *
  * Nothing is guessed. What the reader cannot evaluate is an error with its
  * position; what cannot be known offline (a param without a -D value, an
@@ -40,17 +44,25 @@ typedef enum gk_sb_fkind {
     GK_SBF_PREFIX,           /* prefix, path-prefix: a string prefix */
     GK_SBF_REGEX,            /* regex, path-regex */
     GK_SBF_VNODE,            /* vnode-type */
+    GK_SBF_ANCESTORS,        /* path-ancestors: the path and every directory above it */
     GK_SBF_GLOBAL_NAME,
     GK_SBF_GLOBAL_NAME_REGEX,
+    GK_SBF_GLOBAL_NAME_PREFIX,
     GK_SBF_LOCAL_NAME,
     GK_SBF_LOCAL_NAME_REGEX,
+    GK_SBF_LOCAL_NAME_PREFIX,
+    GK_SBF_XPC_NAME,         /* xpc-service-name: queried as "xpc:NAME" */
+    GK_SBF_XPC_NAME_PREFIX,
+    GK_SBF_IPC_NAME,         /* ipc-posix-name: a POSIX semaphore or shm name */
+    GK_SBF_IPC_NAME_PREFIX,
+    GK_SBF_IPC_NAME_REGEX,
     GK_SBF_SYSCTL_NAME,
     GK_SBF_SYSCTL_PREFIX,
     GK_SBF_SYSCTL_REGEX,
     GK_SBF_TARGET,           /* signal target */
     GK_SBF_REMOTE,           /* remote/to: ip forms, or a unix socket path */
     GK_SBF_LOCAL,            /* local/from */
-    GK_SBF_OPAQUE,           /* no offline value: always UNKNOWN */
+    GK_SBF_OPAQUE,           /* no offline value: UNKNOWN where it applies (applies) */
 } gk_sb_fkind;
 
 /* Vnode types, as bits of gk_sb_filter.vnodes. */
@@ -80,6 +92,8 @@ struct gk_sb_filter {
     void *re;                 /* pcre2_code * of regex kinds */
     unsigned vnodes;          /* VNODE: bit per type */
     unsigned protos, fams;    /* REMOTE/LOCAL */
+    unsigned applies;         /* OPAQUE: bits (1 << gk_sb_argkind) of the queries it can
+                               * match (0: every query); NO for the others */
     char *host;               /* REMOTE/LOCAL ip: "*" or "localhost" */
     int port;                 /* REMOTE/LOCAL ip: -1 for "*" */
     gk_sb_filter **kids;      /* ANY/ALL/NOT; REMOTE/LOCAL unix: the path filter */
@@ -146,6 +160,7 @@ typedef enum gk_sb_argkind {
     GK_SB_ARG_SYSCTL,
     GK_SB_ARG_TARGET,         /* signal */
     GK_SB_ARG_NET,            /* network* */
+    GK_SB_ARG_IPC,            /* ipc-posix*: a semaphore or shm name (optional) */
 } gk_sb_argkind;
 
 GK_HIDDEN int gk_sb_op_lookup(const char *name);  /* aliases resolved; -1 if unknown */
@@ -154,13 +169,23 @@ GK_HIDDEN size_t gk_sb_op_count(void);
 GK_HIDDEN int gk_sb_op_parent(int op);             /* -1 for default */
 GK_HIDDEN bool gk_sb_op_covers(int ancestor, int op); /* ancestor-or-self */
 GK_HIDDEN gk_sb_argkind gk_sb_op_argkind(int op);
+/* Operations that (deny default) does not cover on macOS: allowed unless a
+ * rule decides them. NULL when op is covered; else the source of the fact. */
+GK_HIDDEN const char *gk_sb_op_uncovered(int op);
+/* The table itself, for documentation and tests. */
+typedef struct gk_sb_uncovered {
+    const char *op;
+    const char *source;
+} gk_sb_uncovered;
+GK_HIDDEN const gk_sb_uncovered *gk_sb_uncovered_table(size_t *n);
 /* Every known operation and alias name, for "did you mean" hints. */
 GK_HIDDEN const char *const *gk_sb_op_names(size_t *n);
 
 /* Compile an SBPL regex (PCRE2, searched unanchored; ERE constructs only).
  * NULL with *err (malloc'd) and *at (byte offset in pat) on failure. */
 GK_HIDDEN void *gk_sb_regex_compile(const char *pat, char **err, size_t *at);
-/* 1 match, 0 none. */
+/* 1 match, 0 none, 2 unknown (the two readings of an escape inside a
+ * class, "[^\.]", disagree on s). */
 GK_HIDDEN int gk_sb_regex_match(const void *re, const char *s);
 GK_HIDDEN void gk_sb_regex_free(void *re);
 
@@ -182,6 +207,7 @@ typedef struct gk_sb_query {
 typedef struct gk_sb_result {
     int verdict;              /* grant_sbpl_verdict */
     const gk_sb_rule *rule;   /* deciding rule; NULL for the implicit default */
+    bool uncovered;           /* decided by the uncovered-operations table */
     const gk_sb_rule *unknown;/* undecided: the rule whose match is unknown */
 } gk_sb_result;
 

@@ -3,11 +3,16 @@
  * Operations form a tree: `default` is the root; a name ending in '*' is
  * the parent of every operation its stem prefixes (file* > file-read* >
  * file-read-data), the longest such stem winning. A rule applies to a
- * query when one of its operations is the query's or an ancestor of it;
- * among those, the last rule whose filters match decides (Seatbelt's
- * "last match wins"). A rule with no filter matches every query of its
- * operations. When no rule matches and the profile has no default rule,
- * Seatbelt allows: that answer is named "implicit-default".
+ * query when one of its operations is the query's or an ancestor of it.
+ * Among those, the last rule with a filter that matches decides
+ * (Seatbelt's "last match wins"). A rule with no filter is not a
+ * positional rule but the operation's fallback, taken only where no
+ * filtered rule matched, wherever it stands: the last unfiltered rule on
+ * the operation or a family above it, else the last unfiltered rule on
+ * default. (allow process*) before (deny default) allows process-fork.
+ * An operation that (deny default) does not cover (the table of
+ * sbpl_ops.c) ignores the default rules. With no fallback at all, Seatbelt
+ * allows: that answer is named "implicit-default".
  *
  * Matches are three-valued (sbpl.h): a rule whose match is unknown (an
  * opaque filter, an unresolved param, the vnode type of a query that did
@@ -115,6 +120,12 @@ static gk_sb_tri tri_bool(bool b)
     return b ? GK_SB_YES : GK_SB_NO;
 }
 
+static gk_sb_tri tri_re(const void *re, const char *s)
+{
+    int m = gk_sb_regex_match(re, s);
+    return m == 2 ? GK_SB_UNKNOWN : tri_bool(m == 1);
+}
+
 static gk_sb_tri path_leaf(const gk_sb_filter *f, const char *p)
 {
     switch (f->kind) {
@@ -125,7 +136,7 @@ static gk_sb_tri path_leaf(const gk_sb_filter *f, const char *p)
     case GK_SBF_PREFIX:
         return tri_bool(strncmp(p, f->str, strlen(f->str)) == 0);
     case GK_SBF_REGEX:
-        return tri_bool(gk_sb_regex_match(f->re, p));
+        return tri_re(f->re, p);
     default:
         return GK_SB_NO;
     }
@@ -136,17 +147,36 @@ static gk_sb_tri net_match(const gk_sb_filter *f, const gk_sb_query *q)
     netq n;
     if (!parse_netq(q->arg, &n))
         return GK_SB_UNKNOWN;
+    /* An address of another kind never matches: an ip filter and a
+     * socket path, or a unix-socket filter and an ip address. */
+    if ((f->protos == GK_SB_PROTO_UNIX) != n.unix_path)
+        return GK_SB_NO;
+    if (!n.unix_path && !(f->protos & n.proto))
+        return GK_SB_NO;
     const char *op = gk_sb_op_name(q->op);
     bool outbound = strcmp(op, "network-outbound") == 0;
     bool inbound = strcmp(op, "network-inbound") == 0 || strcmp(op, "network-bind") == 0;
     /* remote names the far end of an outbound connection, local the near
-     * end of a bind or inbound one; the other pairings have no offline
-     * meaning. */
+     * end of a bind or inbound one. The near end of an outbound ip
+     * connection is known in part: loopback exactly when the far end is
+     * (the route), on an ephemeral port; the far end of an inbound one is
+     * not known at all. */
+    if (f->kind == GK_SBF_LOCAL && outbound && !n.unix_path && (f->protos & n.proto)) {
+        bool local_host = !f->host || strcmp(f->host, "localhost") != 0 || n.local;
+        if (!local_host)
+            return GK_SB_NO;
+        if (f->fams != (GK_SB_FAM_4 | GK_SB_FAM_6) && (!n.fam || !(f->fams & n.fam)))
+            return n.fam ? GK_SB_NO : GK_SB_UNKNOWN;
+        return f->port < 0 ? GK_SB_YES : GK_SB_UNKNOWN;
+    }
+    /* A bind has no far end at all. */
+    if (f->kind == GK_SBF_REMOTE && strcmp(op, "network-bind") == 0)
+        return GK_SB_NO;
     if ((f->kind == GK_SBF_REMOTE && !outbound) || (f->kind == GK_SBF_LOCAL && !inbound))
         return GK_SB_UNKNOWN;
     if (f->protos == GK_SB_PROTO_UNIX) {
-        if (!n.unix_path || !f->nkids)
-            return GK_SB_NO;
+        if (!f->nkids)
+            return GK_SB_YES; /* (remote unix-socket): any socket */
         /* The socket's path, matched as a file's would be. */
         gk_sb_query pq = {gk_sb_op_lookup("file-read-data"), q->arg, GK_SB_VNODE_SOCKET};
         return gk_sb_filter_match(f->kids[0], &pq);
@@ -199,32 +229,60 @@ gk_sb_tri gk_sb_filter_match(const gk_sb_filter *f, const gk_sb_query *q)
         if (ak != GK_SB_ARG_PATH && !(ak == GK_SB_ARG_NET && q->arg && q->arg[0] == '/'))
             return GK_SB_NO;
         return q->arg ? path_leaf(f, q->arg) : GK_SB_UNKNOWN;
+    case GK_SBF_ANCESTORS:
+        /* The path itself and every directory above it. */
+        if (ak != GK_SB_ARG_PATH)
+            return GK_SB_NO;
+        return q->arg ? tri_bool(subpath_match(f->str, q->arg)) : GK_SB_UNKNOWN;
     case GK_SBF_VNODE:
         if (ak != GK_SB_ARG_PATH)
             return GK_SB_NO;
         return q->vnode < 0 ? GK_SB_UNKNOWN : tri_bool(f->vnodes & (1u << q->vnode));
     case GK_SBF_GLOBAL_NAME:
     case GK_SBF_GLOBAL_NAME_REGEX:
+    case GK_SBF_GLOBAL_NAME_PREFIX:
     case GK_SBF_LOCAL_NAME:
-    case GK_SBF_LOCAL_NAME_REGEX: {
+    case GK_SBF_LOCAL_NAME_REGEX:
+    case GK_SBF_LOCAL_NAME_PREFIX:
+    case GK_SBF_XPC_NAME:
+    case GK_SBF_XPC_NAME_PREFIX: {
         if (ak != GK_SB_ARG_NAME || !q->arg)
             return GK_SB_NO;
-        /* "local:NAME" asks about a per-process (local) service name. */
-        bool qlocal = has_prefix(q->arg, "local:");
-        bool flocal = f->kind == GK_SBF_LOCAL_NAME || f->kind == GK_SBF_LOCAL_NAME_REGEX;
-        if (qlocal != flocal)
+        /* "local:NAME" asks about a per-process (local) service name,
+         * "xpc:NAME" about an XPC service; a bare name is global. */
+        int qns = has_prefix(q->arg, "local:") ? 1 : has_prefix(q->arg, "xpc:") ? 2 : 0;
+        int fns = f->kind == GK_SBF_LOCAL_NAME || f->kind == GK_SBF_LOCAL_NAME_REGEX ||
+                          f->kind == GK_SBF_LOCAL_NAME_PREFIX
+                      ? 1
+                  : f->kind == GK_SBF_XPC_NAME || f->kind == GK_SBF_XPC_NAME_PREFIX ? 2
+                                                                                    : 0;
+        if (qns != fns)
             return GK_SB_NO;
-        const char *name = qlocal ? q->arg + 6 : q->arg;
+        const char *name = qns == 1 ? q->arg + 6 : qns == 2 ? q->arg + 4 : q->arg;
         if (f->re)
-            return tri_bool(gk_sb_regex_match(f->re, name));
+            return tri_re(f->re, name);
+        if (f->kind == GK_SBF_GLOBAL_NAME_PREFIX || f->kind == GK_SBF_LOCAL_NAME_PREFIX ||
+            f->kind == GK_SBF_XPC_NAME_PREFIX)
+            return tri_bool(has_prefix(name, f->str));
         return tri_bool(strcmp(name, f->str) == 0);
     }
+    case GK_SBF_IPC_NAME:
+    case GK_SBF_IPC_NAME_PREFIX:
+    case GK_SBF_IPC_NAME_REGEX:
+        if (ak != GK_SB_ARG_IPC)
+            return GK_SB_NO;
+        if (!q->arg)
+            return GK_SB_UNKNOWN; /* no object name given */
+        if (f->re)
+            return tri_re(f->re, q->arg);
+        return tri_bool(f->kind == GK_SBF_IPC_NAME_PREFIX ? has_prefix(q->arg, f->str)
+                                                          : strcmp(q->arg, f->str) == 0);
     case GK_SBF_SYSCTL_NAME:
         return tri_bool(ak == GK_SB_ARG_SYSCTL && q->arg && strcmp(q->arg, f->str) == 0);
     case GK_SBF_SYSCTL_PREFIX:
         return tri_bool(ak == GK_SB_ARG_SYSCTL && q->arg && has_prefix(q->arg, f->str));
     case GK_SBF_SYSCTL_REGEX:
-        return tri_bool(ak == GK_SB_ARG_SYSCTL && q->arg && gk_sb_regex_match(f->re, q->arg));
+        return ak == GK_SB_ARG_SYSCTL && q->arg ? tri_re(f->re, q->arg) : GK_SB_NO;
     case GK_SBF_TARGET:
         if (ak != GK_SB_ARG_TARGET || !q->arg)
             return GK_SB_NO;
@@ -235,7 +293,9 @@ gk_sb_tri gk_sb_filter_match(const gk_sb_filter *f, const gk_sb_query *q)
     case GK_SBF_LOCAL:
         return ak == GK_SB_ARG_NET ? net_match(f, q) : GK_SB_NO;
     case GK_SBF_OPAQUE:
-        return GK_SB_UNKNOWN;
+        /* Only where it can match the queried object: a kernel control
+         * name is never a TCP address. */
+        return !f->applies || (f->applies & (1u << ak)) ? GK_SB_UNKNOWN : GK_SB_NO;
     }
     return GK_SB_UNKNOWN;
 }
@@ -248,6 +308,15 @@ static bool rule_applies(const gk_sb_rule *r, int op)
     return false;
 }
 
+/* Does r name op, or a family above it, other than default? */
+static bool rule_applies_below_default(const gk_sb_rule *r, int op)
+{
+    for (size_t i = 0; i < r->nops; i++)
+        if (r->ops[i] != 0 && gk_sb_op_covers(r->ops[i], op))
+            return true;
+    return false;
+}
+
 static unsigned action_bit(gk_sb_action a)
 {
     return a == GK_SB_ALLOW ? 1u : a == GK_SB_DENY ? 2u : 3u;
@@ -255,15 +324,14 @@ static unsigned action_bit(gk_sb_action a)
 
 gk_sb_result gk_sbpl_decide(const grant_sbpl *s, const gk_sb_query *q)
 {
-    gk_sb_result res = {GRANT_SBPL_ALLOW, NULL, NULL};
-    unsigned pending = 0; /* actions of later rules whose match is unknown */
+    gk_sb_result res = {GRANT_SBPL_ALLOW, NULL, NULL, false};
+    unsigned pending = 0; /* actions of later filtered rules whose match is unknown */
+    /* Filtered rules, last first: the last that surely matches decides. */
     for (size_t i = s->n; i-- > 0;) {
         const gk_sb_rule *r = &s->rules[i];
-        if (!rule_applies(r, q->op))
+        if (!rule_applies(r, q->op) || (!r->filter && r->action != GK_SB_UNRESOLVED))
             continue;
-        gk_sb_tri m = r->action == GK_SB_UNRESOLVED ? GK_SB_UNKNOWN
-                      : r->filter                   ? gk_sb_filter_match(r->filter, q)
-                                                    : GK_SB_YES;
+        gk_sb_tri m = r->action == GK_SB_UNRESOLVED ? GK_SB_UNKNOWN : gk_sb_filter_match(r->filter, q);
         if (m == GK_SB_NO)
             continue;
         unsigned a = action_bit(r->action);
@@ -285,9 +353,30 @@ gk_sb_result gk_sbpl_decide(const grant_sbpl *s, const gk_sb_query *q)
         res.rule = r;
         return res;
     }
-    /* No rule surely matched: Seatbelt's own default allows. */
-    if (pending & 2u)
+    /* No filtered rule matched: the fallback. The last unfiltered rule on
+     * the operation or a family of it, else the last on default (unless
+     * (deny default) does not cover the operation). */
+    const gk_sb_rule *fb = NULL, *fbdef = NULL;
+    for (size_t i = s->n; i-- > 0 && !fb;) {
+        const gk_sb_rule *r = &s->rules[i];
+        if (r->filter || r->action == GK_SB_UNRESOLVED || !rule_applies(r, q->op))
+            continue;
+        if (rule_applies_below_default(r, q->op))
+            fb = r;
+        else if (!fbdef)
+            fbdef = r;
+    }
+    bool uncovered = !fb && fbdef && gk_sb_op_uncovered(q->op);
+    if (!fb && !uncovered)
+        fb = fbdef;
+    unsigned a = fb ? action_bit(fb->action) : 1u;
+    if ((pending | a) != a) {
         res.verdict = GRANT_SBPL_UNDECIDED;
+        return res;
+    }
+    res.verdict = fb && fb->action == GK_SB_DENY ? GRANT_SBPL_DENY : GRANT_SBPL_ALLOW;
+    res.rule = fb;
+    res.uncovered = uncovered;
     return res;
 }
 
@@ -402,6 +491,15 @@ static void fill_answer(grant_sbpl_answer *a, const gk_sb_result *r, const gk_sb
     free(a->note);
     a->note = NULL;
     const gk_sb_rule *rule = r->verdict == GRANT_SBPL_UNDECIDED ? r->unknown : r->rule;
+    if (!rule && r->uncovered) {
+        a->origin = gk_strdup("not-covered-by-default");
+        a->line = 0;
+        a->rule = gk_printf("%s is not covered by (deny default) on macOS: allowed unless a rule "
+                            "decides it",
+                            gk_sb_op_name(q->op));
+        a->note = gk_strdup(gk_sb_op_uncovered(q->op));
+        return;
+    }
     if (!rule) {
         a->origin = gk_strdup("implicit-default");
         a->line = 0;
@@ -459,7 +557,9 @@ int grant_sbpl_eval(const grant_sbpl *s, const char *operation, const char *arg,
         }
     }
     gk_sb_argkind ak = gk_sb_op_argkind(op);
-    if (ak != GK_SB_ARG_NONE && (!arg || !*arg)) {
+    if (ak == GK_SB_ARG_IPC && arg && !*arg)
+        arg = NULL; /* the object's name is optional */
+    if (ak != GK_SB_ARG_NONE && ak != GK_SB_ARG_IPC && (!arg || !*arg)) {
         if (diags)
             gk_diag_file(diags, GK_ERROR, operation, "%s needs an argument (%s)", operation,
                          ak == GK_SB_ARG_PATH     ? "a path"
@@ -607,7 +707,7 @@ static bool filter_within(const gk_sb_filter *f, const gk_sb_filter *g)
                 f->kind == GK_SBF_PREFIX) &&
                has_prefix(f->str, g->str);
     case GK_SBF_REGEX:
-        return (f->kind == GK_SBF_LITERAL && gk_sb_regex_match(g->re, f->str)) ||
+        return (f->kind == GK_SBF_LITERAL && gk_sb_regex_match(g->re, f->str) == 1) ||
                (f->kind == GK_SBF_REGEX && strcmp(f->str, g->str) == 0);
     case GK_SBF_VNODE:
         return f->kind == GK_SBF_VNODE && (f->vnodes & ~g->vnodes) == 0;
@@ -632,12 +732,17 @@ static bool filter_within(const gk_sb_filter *f, const gk_sb_filter *g)
     }
 }
 
+/* Does later cover every operation of r? An unfiltered rule on default is
+ * the fallback of last resort, so it never covers an operation that r
+ * names below default (fallback priority, gk_sbpl_decide). */
 static bool ops_within(const gk_sb_rule *r, const gk_sb_rule *later)
 {
+    bool fallbacks = !r->filter && !later->filter;
     for (size_t i = 0; i < r->nops; i++) {
         bool covered = false;
         for (size_t k = 0; k < later->nops && !covered; k++)
-            covered = gk_sb_op_covers(later->ops[k], r->ops[i]);
+            covered = gk_sb_op_covers(later->ops[k], r->ops[i]) &&
+                      !(fallbacks && later->ops[k] == 0 && r->ops[i] != 0);
         if (!covered)
             return false;
     }
@@ -655,6 +760,7 @@ enum {
     L_UNRESOLVED_IMPORT,
     L_NO_DEFAULT,
     L_UNSEEN_PATH,
+    L_UNCOVERED,
     L_COUNT
 };
 
@@ -670,6 +776,7 @@ static const gk_rule lint_rules[L_COUNT] = {
                              NULL},
     [L_NO_DEFAULT] = {"SB007", "no-default", GRANT_SEVERITY_WARNING, NULL, NULL, NULL},
     [L_UNSEEN_PATH] = {"SB008", "unseen-path", GRANT_SEVERITY_NOTE, NULL, NULL, NULL},
+    [L_UNCOVERED] = {"SB009", "uncovered-allowed", GRANT_SEVERITY_WARNING, NULL, NULL, NULL},
 };
 
 typedef struct findings {
@@ -722,16 +829,24 @@ static void lint_paths(findings *fs, const gk_sb_filter *f, int depth)
         return;
     for (size_t i = 0; i < f->nkids; i++)
         lint_paths(fs, f->kids[i], depth + 1);
-    if ((f->kind == GK_SBF_LITERAL || f->kind == GK_SBF_SUBPATH || f->kind == GK_SBF_PREFIX) &&
-        symlinked_spelling(f->str)) {
+    /* The link itself (/etc, /tmp, /var) is a path Seatbelt does see: a
+     * lookup of the symlink is asked about its own spelling. */
+    bool pathy = f->kind == GK_SBF_LITERAL || f->kind == GK_SBF_SUBPATH || f->kind == GK_SBF_PREFIX;
+    bool link_itself = pathy && f->str && (strcmp(f->str, "/etc") == 0 || strcmp(f->str, "/tmp") == 0 ||
+                       strcmp(f->str, "/var") == 0);
+    if (pathy && f->str && symlinked_spelling(f->str) && !(link_itself && f->kind == GK_SBF_LITERAL)) {
         for (size_t i = 0; i < fs->n; i++)
             if (fs->v[i].rule == &lint_rules[L_UNSEEN_PATH] && fs->v[i].loc.src == f->loc.src &&
                 fs->v[i].loc.start == f->loc.start)
                 return; /* a define'd filter used twice: once */
         add_finding(fs, L_UNSEEN_PATH, GK_NOTE, f->loc, NULL,
-                    gk_printf("\"%s\" is a symlinked spelling; Seatbelt matches the "
-                              "resolved path /private%s, so this filter never matches it",
-                              f->str, f->str));
+                    link_itself
+                        ? gk_printf("\"%s\" is a symlink; Seatbelt matches what is under it at "
+                                    "/private%s, so this filter matches only the link itself",
+                                    f->str, f->str)
+                        : gk_printf("\"%s\" is a symlinked spelling; Seatbelt matches the "
+                                    "resolved path /private%s, so this filter never matches it",
+                                    f->str, f->str));
     }
 }
 
@@ -790,7 +905,9 @@ size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
                 break;
             }
             const gk_sb_rule *l = &s->rules[k];
-            if (l->action == GK_SB_UNRESOLVED || !ops_within(r, l) ||
+            /* A filtered rule is never shadowed by a later unfiltered one
+             * (that is only its operation's fallback), nor the reverse. */
+            if (l->action == GK_SB_UNRESOLVED || !r->filter != !l->filter || !ops_within(r, l) ||
                 !filter_within(r->filter, l->filter))
                 continue;
             gk_autofree char *where = gk_loc_origin(rule_site(l));
@@ -830,6 +947,44 @@ size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
         add_finding(&fs, L_UNRESOLVED_IMPORT, GK_WARNING, s->imports[i].loc,
                     "put the file beside the profile, or give -D IMPORT_DIR=DIR",
                     gk_printf("import \"%s\" was not resolved", s->imports[i].name));
+    /* (deny default) leaves some operations allowed (gk_sb_op_uncovered):
+     * name each family the profile then lets through for some object. */
+    const gk_sb_rule *last_default = NULL;
+    for (size_t i = s->n; i-- > 0 && !last_default;) {
+        const gk_sb_rule *r = &s->rules[i];
+        for (size_t k = 0; k < r->nops && !r->filter && r->action != GK_SB_UNRESOLVED; k++)
+            if (r->ops[k] == 0)
+                last_default = r;
+    }
+    const gk_sb_rule *deny_default =
+        last_default && last_default->action == GK_SB_DENY ? last_default : NULL;
+    size_t nun = 0;
+    const gk_sb_uncovered *un = gk_sb_uncovered_table(&nun);
+    for (size_t k = 0; deny_default && k < nun; k++) {
+        int fam = gk_sb_op_lookup(un[k].op);
+        const char *leaf = NULL;
+        for (size_t op = 1; op < gk_sb_op_count() && !leaf; op++) {
+            const char *on = gk_sb_op_name((int)op);
+            if (!gk_sb_op_covers(fam, (int)op) || on[strlen(on) - 1] == '*')
+                continue;
+            gk_sb_argkind ak = gk_sb_op_argkind((int)op);
+            gk_sb_query q = {(int)op, ak == GK_SB_ARG_TARGET ? "others" : ak == GK_SB_ARG_PATH ? "/"
+                                                                                          : NULL,
+                             -1};
+            gk_sb_result r = gk_sbpl_decide(s, &q);
+            if (r.verdict == GRANT_SBPL_ALLOW && r.uncovered)
+                leaf = gk_sb_op_name((int)op);
+        }
+        if (leaf)
+            add_finding(&fs, L_UNCOVERED, GK_WARNING, deny_default->loc,
+                        "deny it after (deny default), then allow what the program needs",
+                        gk_printf("(deny default) does not cover %s: with no rule of its own "
+                                  "deciding it, %s%s is allowed",
+                                  un[k].op, leaf,
+                                  gk_sb_op_argkind(gk_sb_op_lookup(leaf)) == GK_SB_ARG_TARGET
+                                      ? " of other processes"
+                                      : ""));
+    }
     if (!has_default && s->nsources) {
         gk_loc top = {s->sources[0], 0, 0};
         add_finding(&fs, L_NO_DEFAULT, GK_WARNING, top, "add (deny default) after (version 1)",

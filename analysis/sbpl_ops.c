@@ -76,6 +76,11 @@ static const char *const op_table[] = {
     "iokit-open",
     "iokit-set-properties",
     "iokit-get-properties",
+    "iokit-open-service",
+    "iokit-open-user-client",
+    "iokit-async-external-method",
+    "iokit-external-method",
+    "iokit-external-trap",
     "ipc*",
     "ipc-posix*",
     "ipc-posix-issue-extension",
@@ -86,6 +91,7 @@ static const char *const op_table[] = {
     "ipc-posix-sem-unlink",
     "ipc-posix-sem-wait",
     "ipc-posix-shm*",
+    "ipc-posix-shm-read*",
     "ipc-posix-shm-read-data",
     "ipc-posix-shm-read-metadata",
     "ipc-posix-shm-write*",
@@ -106,6 +112,9 @@ static const char *const op_table[] = {
     "mach-host-special-port-set",
     "mach-issue-extension",
     "mach-lookup",
+    "mach-per-user-lookup",
+    "mach-kernel-endpoint",
+    "mach-bootstrap",
     "mach-priv*",
     "mach-priv-host-port",
     "mach-priv-task-port",
@@ -154,6 +163,9 @@ static const char *const op_table[] = {
     "system-kext-unload",
     "system-kext-query",
     "system-mac-label",
+    "system-mac-syscall",
+    "system-necp-client-action",
+    "system-kas-info",
     "system-nfssvc",
     "system-package-check",
     "system-privilege",
@@ -167,7 +179,14 @@ static const char *const op_table[] = {
     "user-preference-read",
     "managed-preference-read",
     "user-preference-write",
+    "syscall*",
     "syscall-unix",
+    "syscall-mach",
+    "syscall-mig",
+    "socket-option*",
+    "socket-option-get",
+    "socket-option-set",
+    "necp-client-open",
     "storage-class-map",
 };
 
@@ -192,6 +211,35 @@ static const struct {
 };
 
 #define NOPS N(op_table)
+
+/* Operations that (deny default) leaves allowed on macOS: a profile must
+ * deny them itself. One row per fact, with where it is stated. */
+static const gk_sb_uncovered uncovered[] = {
+    {"process-info*",
+     "Gecko security/sandbox/mac/SandboxPolicyContent.h (mozilla/gecko-dev 1a9200d3): \"These "
+     "are not included in (deny default)\" before its denials of process-info*, nvram*, "
+     "iokit-get-properties and file-map-executable; Chromium sandbox/policy/mac/renderer.sb "
+     "(660078f8, crbug.com/799149): \"These operations are allowed by default\" before (deny "
+     "iokit-get-properties process-info* nvram*)"},
+    {"nvram*", "Gecko SandboxPolicyContent.h and Chromium renderer.sb, as process-info*"},
+    {"iokit-get-properties", "Gecko SandboxPolicyContent.h and Chromium renderer.sb, as process-info*"},
+    {"file-map-executable", "Gecko SandboxPolicyContent.h, as process-info* (Chromium does not "
+                            "deny it)"},
+};
+
+const gk_sb_uncovered *gk_sb_uncovered_table(size_t *n)
+{
+    *n = N(uncovered);
+    return uncovered;
+}
+
+const char *gk_sb_op_uncovered(int op)
+{
+    for (size_t i = 0; i < N(uncovered); i++)
+        if (gk_sb_op_covers(gk_sb_op_lookup(uncovered[i].op), op))
+            return uncovered[i].source;
+    return NULL;
+}
 
 static int op_parent_of(size_t i)
 {
@@ -284,7 +332,7 @@ static gk_sb_argkind argkind_of(const char *n)
     if (gk_has_prefix(n, "file") || gk_has_prefix(n, "process-exec"))
         return GK_SB_ARG_PATH;
     if (strcmp(n, "mach-lookup") == 0 || strcmp(n, "mach-register") == 0 ||
-        strcmp(n, "mach-cross-domain-lookup") == 0)
+        strcmp(n, "mach-cross-domain-lookup") == 0 || strcmp(n, "mach-per-user-lookup") == 0)
         return GK_SB_ARG_NAME;
     if (gk_has_prefix(n, "sysctl"))
         return GK_SB_ARG_SYSCTL;
@@ -293,6 +341,8 @@ static gk_sb_argkind argkind_of(const char *n)
         return GK_SB_ARG_TARGET;
     if (gk_has_prefix(n, "network"))
         return GK_SB_ARG_NET;
+    if (gk_has_prefix(n, "ipc-posix"))
+        return GK_SB_ARG_IPC;
     return GK_SB_ARG_NONE;
 }
 
@@ -326,16 +376,82 @@ int gk_sb_vnode_lookup(const char *name)
 
 /* ---- regexes ---------------------------------------------------------------- */
 
-void *gk_sb_regex_compile(const char *pat, char **err, size_t *erroff)
+/* A compiled SBPL regex: one pcre2 code, or two when the pattern escapes
+ * a punctuation character inside a bracket class ("[^\.]", which Apple's
+ * own profiles write). POSIX reads that backslash as a member of the
+ * class, a Perl-style engine as an escape; which one Seatbelt's matcher
+ * follows is not documented, so both readings are kept and an answer on
+ * which they differ (a string holding a backslash) is unknown. */
+typedef struct sb_regex {
+    pcre2_code *a;   /* the escape reading ([^.]) or the only one */
+    pcre2_code *b;   /* the POSIX reading ([^\\.]); NULL when unambiguous */
+} sb_regex;
+
+/* The two readings of pat, or 0 when no class holds an escaped
+ * punctuation byte (an escaped letter or digit is a class escape, which
+ * gk_regex_unportable names). */
+static int class_readings(const char *pat, char **esc, char **posix)
 {
-    size_t off = 0;
-    char *why = gk_regex_unportable(pat, &off);
-    if (why) {
-        *err = gk_printf("%s is not in Seatbelt's regex dialect (POSIX extended)", why);
-        *erroff = off;
-        free(why);
-        return NULL;
+    gk_buf e = {0}, p = {0};
+    bool any = false;
+    for (size_t i = 0; pat[i];) {
+        if (pat[i] == '\\' && pat[i + 1]) {
+            gk_buf_add(&e, pat + i, 2);
+            gk_buf_add(&p, pat + i, 2);
+            i += 2;
+            continue;
+        }
+        if (pat[i] != '[') {
+            gk_buf_putc(&e, pat[i]);
+            gk_buf_putc(&p, pat[i]);
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        if (pat[j] == '^')
+            j++;
+        if (pat[j] == ']')
+            j++;
+        gk_buf_add(&e, pat + i, j - i);
+        gk_buf_add(&p, pat + i, j - i);
+        for (; pat[j] && pat[j] != ']'; j++) {
+            unsigned char c = (unsigned char)pat[j + 1];
+            if (pat[j] == '\\' && c && c < 0x80 && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                                  (c >= '0' && c <= '9'))) {
+                any = true;
+                /* escape reading: the byte; POSIX reading: backslash and byte */
+                if (c == ']' || c == '\\' || c == '^' || c == '-')
+                    gk_buf_putc(&e, '\\');
+                gk_buf_putc(&e, (char)c);
+                gk_buf_puts(&p, "\\\\");
+                if (c == ']' || c == '^' || c == '-')
+                    gk_buf_putc(&p, '\\');
+                gk_buf_putc(&p, (char)c);
+                j++;
+                continue;
+            }
+            gk_buf_putc(&e, pat[j]);
+            gk_buf_putc(&p, pat[j]);
+        }
+        if (pat[j] == ']') {
+            gk_buf_putc(&e, ']');
+            gk_buf_putc(&p, ']');
+            j++;
+        }
+        i = j;
     }
+    if (!any) {
+        gk_buf_free(&e);
+        gk_buf_free(&p);
+        return 0;
+    }
+    *esc = gk_buf_steal(&e, NULL);
+    *posix = gk_buf_steal(&p, NULL);
+    return 1;
+}
+
+static pcre2_code *compile1(const char *pat, char **err, size_t *erroff)
+{
     int ec = 0;
     PCRE2_SIZE eo = 0;
     /* POSIX semantics: '.' matches any byte, '$' only at the very end; no
@@ -348,13 +464,44 @@ void *gk_sb_regex_compile(const char *pat, char **err, size_t *erroff)
             snprintf((char *)msg, sizeof(msg), "error %d", ec);
         *err = gk_printf("bad regex: %s", (const char *)msg);
         *erroff = eo;
-        return NULL;
     }
-    *err = NULL;
     return re;
 }
 
-int gk_sb_regex_match(const void *re, const char *s)
+void *gk_sb_regex_compile(const char *pat, char **err, size_t *erroff)
+{
+    char *esc = NULL, *posix = NULL;
+    bool two = class_readings(pat, &esc, &posix);
+    size_t off = 0;
+    /* The subset check reads the escape reading, which has no escape left
+     * inside a class; offsets then point at the pattern as written only
+     * approximately, so errors of a two-reading pattern point at its start. */
+    char *why = gk_regex_unportable(two ? esc : pat, &off);
+    if (why) {
+        *err = gk_printf("%s is not in Seatbelt's regex dialect (POSIX extended)", why);
+        *erroff = two ? 0 : off;
+        free(why);
+        free(esc);
+        free(posix);
+        return NULL;
+    }
+    sb_regex *r = gk_calloc(1, sizeof(*r));
+    r->a = compile1(two ? esc : pat, err, erroff);
+    if (r->a && two)
+        r->b = compile1(posix, err, erroff);
+    free(esc);
+    free(posix);
+    if (!r->a || (two && !r->b)) {
+        if (two)
+            *erroff = 0;
+        gk_sb_regex_free(r);
+        return NULL;
+    }
+    *err = NULL;
+    return r;
+}
+
+static int match1(const pcre2_code *re, const char *s)
 {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     int rc = pcre2_match(re, (PCRE2_SPTR)s, strlen(s), 0, 0, md, NULL);
@@ -362,7 +509,21 @@ int gk_sb_regex_match(const void *re, const char *s)
     return rc >= 0;
 }
 
+int gk_sb_regex_match(const void *re, const char *s)
+{
+    const sb_regex *r = re;
+    int a = match1(r->a, s);
+    if (!r->b)
+        return a;
+    return match1(r->b, s) == a ? a : 2;
+}
+
 void gk_sb_regex_free(void *re)
 {
-    pcre2_code_free(re);
+    sb_regex *r = re;
+    if (!r)
+        return;
+    pcre2_code_free(r->a);
+    pcre2_code_free(r->b);
+    free(r);
 }

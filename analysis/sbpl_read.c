@@ -9,11 +9,16 @@
  * (literal = path, prefix = path-prefix, regex = path-regex, from = local,
  * to = remote, no-log = no-report).
  *
+ * Every filter takes several operands, any of which matches; (with-filter
+ * F rule...) adds F to the rules of its body.
+ *
  * Filters that only the running system can decide (extension,
  * require-entitlement, xattr, ...) become opaque: the evaluator answers
- * "undecided" when one of them matters. An unresolved param or import is
- * a warning and an unknown too. Everything else it cannot evaluate is an
- * error at its position.
+ * "undecided" when one of them matters, and only for the kinds of query it
+ * can match (control-name never matches a TCP address). An unresolved
+ * param or import is a warning and an unknown too. Everything else it
+ * cannot evaluate is an error at its position, naming the construct (the
+ * Scheme out of the subset has entries of its own, gk_sbr_form_unsupported).
  */
 #include "analysis/sbpl_read.h"
 
@@ -78,34 +83,51 @@ static gk_sb_filter *need_filter(ctx *c, const val *v, const sx *x, const char *
 static const char *const modifiers[] = {
     "message", "report", "no-report", "no-log", "send-signal", "deprecated", "rootless",
     "user-approval", "no-approval-prompt", "telemetry", "no-times", "authority",
+    "no-sandbox", "no-callout", "grant", "partial-symbolication", "entitlement",
 };
 
-/* literal, subpath, prefix: one absolute path. */
+/* One absolute path operand of literal, subpath, prefix, path-ancestors. */
+static gk_sb_filter *path_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind k,
+                                  const char *name)
+{
+    val a = gk_sbr_eval_arg(c, ax);
+    bool unres;
+    const char *p = gk_sbr_need_string(c, &a, ax, name, &unres);
+    if (unres) {
+        char *why = gk_printf("param \"%s\" has no value", a.s);
+        gk_sb_filter *f = opaque(c, gk_sbr_loc(c, x), why);
+        free(why);
+        return f;
+    }
+    if (!p)
+        return NULL;
+    if (p[0] != '/') {
+        gk_sbr_err(c, a.loc.src ? a.loc : gk_sbr_loc(c, ax), "Seatbelt compares absolute paths",
+               "(%s ...) needs an absolute path, not \"%s\"", name, p);
+        return NULL;
+    }
+    gk_sb_filter *f = new_filter(c, k, gk_sbr_loc(c, x));
+    f->str = gk_sbr_arena_str(c, p);
+    return f;
+}
+
+/* (literal "a" "b" ...) and the like: any of its operands. */
 static val path_filter(ctx *c, const sx *x, const gk_sbr_form *form)
 {
     gk_sb_fkind k = (gk_sb_fkind)form->arg;
     const char *name = form->name;
-    if (!gk_sbr_argc_is(c, x, 1, 1, name))
+    if (!gk_sbr_argc_is(c, x, 1, SIZE_MAX, name))
         return gk_sbr_none();
-    val a = gk_sbr_eval_arg(c, x->v[1]);
-    bool unres;
-    const char *p = gk_sbr_need_string(c, &a, x->v[1], name, &unres);
-    if (unres) {
-        char *why = gk_printf("param \"%s\" has no value", a.s);
-        val v = filter_val(opaque(c, gk_sbr_loc(c, x), why));
-        free(why);
-        return v;
+    gk_sb_filter *any = x->n > 2 ? new_filter(c, GK_SBF_ANY, gk_sbr_loc(c, x)) : NULL;
+    gk_sb_filter *one = NULL;
+    for (size_t i = 1; i < x->n; i++) {
+        one = path_filter1(c, x, x->v[i], k, name);
+        if (!one)
+            return gk_sbr_none();
+        if (any)
+            add_kid(c, any, one);
     }
-    if (!p)
-        return gk_sbr_none();
-    if (p[0] != '/') {
-        gk_sbr_err(c, a.loc.src ? a.loc : gk_sbr_loc(c, x->v[1]), "Seatbelt compares absolute paths",
-               "(%s ...) needs an absolute path, not \"%s\"", name, p);
-        return gk_sbr_none();
-    }
-    gk_sb_filter *f = new_filter(c, k, gk_sbr_loc(c, x));
-    f->str = gk_sbr_arena_str(c, p);
-    return filter_val(f);
+    return filter_val(any ? any : one);
 }
 
 /* A regex filter from a #"..." literal or a string value. */
@@ -167,26 +189,41 @@ static val regex_filters(ctx *c, const sx *x, const gk_sbr_form *form)
     return filter_val(any ? any : one);
 }
 
+static gk_sb_filter *name_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind k,
+                                  const char *name)
+{
+    val a = gk_sbr_eval_arg(c, ax);
+    bool unres;
+    const char *s = gk_sbr_need_string(c, &a, ax, name, &unres);
+    if (unres) {
+        char *why = gk_printf("param \"%s\" has no value", a.s);
+        gk_sb_filter *f = opaque(c, gk_sbr_loc(c, x), why);
+        free(why);
+        return f;
+    }
+    if (!s)
+        return NULL;
+    gk_sb_filter *f = new_filter(c, k, gk_sbr_loc(c, x));
+    f->str = gk_sbr_arena_str(c, s);
+    return f;
+}
+
 static val name_filter(ctx *c, const sx *x, const gk_sbr_form *form)
 {
     gk_sb_fkind k = (gk_sb_fkind)form->arg;
     const char *name = form->name;
-    if (!gk_sbr_argc_is(c, x, 1, 1, name))
+    if (!gk_sbr_argc_is(c, x, 1, SIZE_MAX, name))
         return gk_sbr_none();
-    val a = gk_sbr_eval_arg(c, x->v[1]);
-    bool unres;
-    const char *s = gk_sbr_need_string(c, &a, x->v[1], name, &unres);
-    if (unres) {
-        char *why = gk_printf("param \"%s\" has no value", a.s);
-        val v = filter_val(opaque(c, gk_sbr_loc(c, x), why));
-        free(why);
-        return v;
+    gk_sb_filter *any = x->n > 2 ? new_filter(c, GK_SBF_ANY, gk_sbr_loc(c, x)) : NULL;
+    gk_sb_filter *one = NULL;
+    for (size_t i = 1; i < x->n; i++) {
+        one = name_filter1(c, x, x->v[i], k, name);
+        if (!one)
+            return gk_sbr_none();
+        if (any)
+            add_kid(c, any, one);
     }
-    if (!s)
-        return gk_sbr_none();
-    gk_sb_filter *f = new_filter(c, k, gk_sbr_loc(c, x));
-    f->str = gk_sbr_arena_str(c, s);
-    return filter_val(f);
+    return filter_val(any ? any : one);
 }
 
 static val vnode_filter(ctx *c, const sx *x, const gk_sbr_form *form)
@@ -261,6 +298,30 @@ static bool parse_hostport(ctx *c, gk_sb_filter *f, const char *s, gk_loc loc)
     return true;
 }
 
+/* The "HOST:PORT" operand ax of ip filter f (NULL: any address). */
+static val ip_address(ctx *c, const sx *x, gk_sb_filter *f, const sx *ax, const char *name)
+{
+    f->host = gk_sbr_arena_str(c, "*");
+    f->port = -1;
+    if (!ax) {
+        f->str = gk_sbr_arena_str(c, "*:*");
+        return filter_val(f);
+    }
+    val a = gk_sbr_eval_arg(c, ax);
+    bool unres;
+    const char *s = gk_sbr_need_string(c, &a, ax, name, &unres);
+    if (unres) {
+        char *why = gk_printf("param \"%s\" has no value", a.s);
+        val v = filter_val(opaque(c, gk_sbr_loc(c, x), why));
+        free(why);
+        return v;
+    }
+    if (!s || !parse_hostport(c, f, s, a.loc.src ? a.loc : gk_sbr_loc(c, ax)))
+        return gk_sbr_none();
+    f->str = gk_sbr_arena_str(c, s);
+    return filter_val(f);
+}
+
 static val net_filter(ctx *c, const sx *x, const gk_sbr_form *entry)
 {
     gk_sb_fkind k = (gk_sb_fkind)entry->arg;
@@ -281,7 +342,7 @@ static val net_filter(ctx *c, const sx *x, const gk_sbr_form *entry)
         {"unix-socket", GK_SB_PROTO_UNIX, 0},
         {"unix", GK_SB_PROTO_UNIX, 0},
     };
-    if (!gk_sbr_argc_is(c, x, 1, 2, name))
+    if (!gk_sbr_argc_is(c, x, 1, SIZE_MAX, name))
         return gk_sbr_none();
     const sx *p = x->v[1];
     size_t form = N(forms);
@@ -297,11 +358,10 @@ static val net_filter(ctx *c, const sx *x, const gk_sbr_form *entry)
     f->protos = forms[form].protos;
     f->fams = forms[form].fams;
     if (f->protos == GK_SB_PROTO_UNIX) {
-        if (x->n != 3) {
-            gk_sbr_err(c, gk_sbr_loc(c, x), "e.g. (remote unix-socket (path-literal \"/var/run/s\"))",
-                   "(%s unix-socket ...) needs a path filter", name);
+        if (x->n == 2)
+            return filter_val(f); /* (remote unix-socket): any socket path */
+        if (!gk_sbr_argc_is(c, x, 1, 2, name))
             return gk_sbr_none();
-        }
         val a = gk_sbr_eval_arg(c, x->v[2]);
         gk_sb_filter *pf = need_filter(c, &a, x->v[2], name);
         if (!pf)
@@ -309,25 +369,20 @@ static val net_filter(ctx *c, const sx *x, const gk_sbr_form *entry)
         add_kid(c, f, pf);
         return filter_val(f);
     }
-    f->host = gk_sbr_arena_str(c, "*");
-    f->port = -1;
-    if (x->n == 3) {
-        val a = gk_sbr_eval_arg(c, x->v[2]);
-        bool unres;
-        const char *s = gk_sbr_need_string(c, &a, x->v[2], name, &unres);
-        if (unres) {
-            char *why = gk_printf("param \"%s\" has no value", a.s);
-            val v = filter_val(opaque(c, gk_sbr_loc(c, x), why));
-            free(why);
-            return v;
-        }
-        if (!s || !parse_hostport(c, f, s, a.loc.src ? a.loc : gk_sbr_loc(c, x->v[2])))
+    if (x->n <= 3)
+        return ip_address(c, x, f, x->n == 3 ? x->v[2] : NULL, name);
+    /* (local udp "*:500" "*:4500"): any of the addresses. */
+    gk_sb_filter *any = new_filter(c, GK_SBF_ANY, gk_sbr_loc(c, x));
+    for (size_t i = 2; i < x->n; i++) {
+        gk_sb_filter *g = i == 2 ? f : new_filter(c, k, gk_sbr_loc(c, x));
+        g->protos = f->protos;
+        g->fams = f->fams;
+        val v = ip_address(c, x, g, x->v[i], name);
+        if (v.k != V_FILTER)
             return gk_sbr_none();
-        f->str = gk_sbr_arena_str(c, s);
-    } else {
-        f->str = gk_sbr_arena_str(c, "*:*");
+        add_kid(c, any, v.f);
     }
-    return filter_val(f);
+    return filter_val(any);
 }
 
 static val logic_filter(ctx *c, const sx *x, const gk_sbr_form *form)
@@ -394,9 +449,27 @@ static val tty_filter(ctx *c, const sx *x, const gk_sbr_form *form)
 static val opaque_form(ctx *c, const sx *x, const gk_sbr_form *form)
 {
     char *why = gk_printf("(%s ...) is decided by the running system", form->name);
-    val v = filter_val(opaque(c, gk_sbr_loc(c, x), why));
+    gk_sb_filter *f = opaque(c, gk_sbr_loc(c, x), why);
+    f->applies = (unsigned)form->arg;
     free(why);
-    return v;
+    return filter_val(f);
+}
+
+/* (with-filter F rule...): every rule of the body also requires F. */
+static val with_filter(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    if (!gk_sbr_argc_is(c, x, 1, SIZE_MAX, "with-filter"))
+        return gk_sbr_none();
+    val a = gk_sbr_eval_arg(c, x->v[1]);
+    gk_sb_filter *f = need_filter(c, &a, x->v[1], "with-filter");
+    if (!f)
+        return gk_sbr_none();
+    GK_VEC_PUSH(c->with_filters, c->nwith, c->capwith, f);
+    val last = gk_sbr_none();
+    for (size_t i = 2; i < x->n && !c->aborted; i++)
+        last = gk_sbr_eval(c, x->v[i]);
+    c->nwith--;
+    return last;
 }
 
 /* ---- rules -------------------------------------------------------------------- */
@@ -541,6 +614,15 @@ static val eval_rule(ctx *c, const sx *x, const gk_sbr_form *form)
         return gk_sbr_none();
     }
     r.filter = top->nkids == 0 ? NULL : top->nkids == 1 ? top->kids[0] : top;
+    if (c->nwith) {
+        /* Inside (with-filter F ...): F and the rule's own filters. */
+        gk_sb_filter *all = new_filter(c, GK_SBF_ALL, gk_sbr_loc(c, x));
+        for (size_t i = 0; i < c->nwith; i++)
+            add_kid(c, all, c->with_filters[i]);
+        if (r.filter)
+            add_kid(c, all, r.filter);
+        r.filter = all;
+    }
     r.text = form_text(c->src, x->start, x->end);
     add_rule(c, &r);
     return gk_sbr_none();
@@ -678,6 +760,12 @@ static val eval_import(ctx *c, const sx *x, const gk_sbr_form *form)
  * "did you mean" hints consider them: sbpl_v1's forms, then the opaque
  * filters. The evaluator finds a head here (ctx.forms). */
 #define OPAQUE(n) {n, opaque_form, 0}
+/* An opaque filter that can match only queries of the argument kinds in m
+ * (a filter that cannot match the queried object does not make an answer
+ * undecided: control-name never matches a TCP address). */
+#define OPAQUE_ON(n, m) {n, opaque_form, (int)(m)}
+#define AK(k) (1u << GK_SB_ARG_##k)
+#define UNSUPPORTED(n) {n, gk_sbr_form_unsupported, 0}
 static const gk_sbr_form builtin_forms[] = {
     {"version", gk_sbr_form_version, 0},
     {"allow", eval_rule, GK_SB_ALLOW},
@@ -698,6 +786,37 @@ static const gk_sbr_form builtin_forms[] = {
     {"with", eval_with, 0},
     {"debug", gk_sbr_form_ignore, 0},
     {"trace", gk_sbr_form_ignore, 0},
+    {"quote", gk_sbr_form_quote, 0},
+    {"defined?", gk_sbr_form_defined, 0},
+    {"let", gk_sbr_form_let, 0},
+    {"let*", gk_sbr_form_let, 0},
+    {"string=?", gk_sbr_form_string_eq, 0},
+    {"equal?", gk_sbr_form_string_eq, 0},
+    {"eq?", gk_sbr_form_string_eq, 0},
+    {"eqv?", gk_sbr_form_string_eq, 0},
+    {"string?", gk_sbr_form_type_p, 0},
+    {"number?", gk_sbr_form_type_p, 0},
+    {"boolean?", gk_sbr_form_type_p, 0},
+    {"symbol?", gk_sbr_form_type_p, 0},
+    {"string->number", gk_sbr_form_string_to_number, 0},
+    {"number->string", gk_sbr_form_number_to_string, 0},
+    {"string-length", gk_sbr_form_string_length, 0},
+    {"substring", gk_sbr_form_substring, 0},
+    {"=", gk_sbr_form_compare, 0},
+    {"<", gk_sbr_form_compare, 0},
+    {">", gk_sbr_form_compare, 0},
+    {"<=", gk_sbr_form_compare, 0},
+    {">=", gk_sbr_form_compare, 0},
+    {"+", gk_sbr_form_arith, 0},
+    {"-", gk_sbr_form_arith, 0},
+    {"with-filter", with_filter, 0},
+    {"cond", gk_sbr_form_cond, 0},
+    {"zero?", gk_sbr_form_num_p, 0},
+    {"positive?", gk_sbr_form_num_p, 0},
+    {"negative?", gk_sbr_form_num_p, 0},
+    /* Apple's prelude: switches of the running sandbox, no decision. */
+    {"disable-full-symbolication", gk_sbr_form_ignore, 0},
+    {"disable-callouts", gk_sbr_form_ignore, 0},
     {"require-any", logic_filter, GK_SBF_ANY},
     {"require-all", logic_filter, GK_SBF_ALL},
     {"require-not", logic_filter, GK_SBF_NOT},
@@ -713,8 +832,16 @@ static const gk_sbr_form builtin_forms[] = {
     {"tty", tty_filter, 0},
     {"global-name", name_filter, GK_SBF_GLOBAL_NAME},
     {"global-name-regex", regex_filters, GK_SBF_GLOBAL_NAME_REGEX},
+    {"global-name-prefix", name_filter, GK_SBF_GLOBAL_NAME_PREFIX},
     {"local-name", name_filter, GK_SBF_LOCAL_NAME},
     {"local-name-regex", regex_filters, GK_SBF_LOCAL_NAME_REGEX},
+    {"local-name-prefix", name_filter, GK_SBF_LOCAL_NAME_PREFIX},
+    {"xpc-service-name", name_filter, GK_SBF_XPC_NAME},
+    {"xpc-service-name-prefix", name_filter, GK_SBF_XPC_NAME_PREFIX},
+    {"ipc-posix-name", name_filter, GK_SBF_IPC_NAME},
+    {"ipc-posix-name-prefix", name_filter, GK_SBF_IPC_NAME_PREFIX},
+    {"ipc-posix-name-regex", regex_filters, GK_SBF_IPC_NAME_REGEX},
+    {"path-ancestors", path_filter, GK_SBF_ANCESTORS},
     {"sysctl-name", name_filter, GK_SBF_SYSCTL_NAME},
     {"sysctl-name-prefix", name_filter, GK_SBF_SYSCTL_PREFIX},
     {"sysctl-name-regex", regex_filters, GK_SBF_SYSCTL_REGEX},
@@ -723,31 +850,62 @@ static const gk_sbr_form builtin_forms[] = {
     {"local", net_filter, GK_SBF_LOCAL},
     {"to", net_filter, GK_SBF_REMOTE},
     {"from", net_filter, GK_SBF_LOCAL},
+    /* Decided by the process or the system, for any query. */
     OPAQUE("extension"), OPAQUE("require-entitlement"), OPAQUE("entitlement-value"),
-    OPAQUE("entitlement-value-regex"), OPAQUE("xattr"), OPAQUE("xattr-prefix"),
-    OPAQUE("xattr-regex"), OPAQUE("file-mode"), OPAQUE("file-attribute"), OPAQUE("socket-domain"),
-    OPAQUE("socket-type"), OPAQUE("socket-protocol"), OPAQUE("control-name"),
-    OPAQUE("iokit-registry-entry-class"), OPAQUE("iokit-registry-entry-class-regex"),
-    OPAQUE("iokit-user-client-class"), OPAQUE("iokit-user-client-class-regex"),
-    OPAQUE("iokit-property"), OPAQUE("iokit-connection"), OPAQUE("process-path"),
-    OPAQUE("process-attribute"), OPAQUE("process-name"), OPAQUE("signing-identifier"),
-    OPAQUE("appleevent-destination"), OPAQUE("preference-domain"), OPAQUE("ipc-posix-name"),
-    OPAQUE("ipc-posix-name-prefix"), OPAQUE("ipc-posix-name-regex"), OPAQUE("device-major"),
-    OPAQUE("device-minor"), OPAQUE("device-conforms-to"), OPAQUE("mount-relative-path"),
-    OPAQUE("mount-relative-path-regex"), OPAQUE("mount-relative-literal"),
-    OPAQUE("mount-relative-regex"), OPAQUE("debug-mode"), OPAQUE("system-attribute"),
-    OPAQUE("state-flag"), OPAQUE("notification-name"), OPAQUE("info-type"),
-    OPAQUE("kext-bundle-id"), OPAQUE("right-name"), OPAQUE("ioctl-command"),
-    OPAQUE("fsctl-command"), OPAQUE("storage-class"), OPAQUE("uid"), OPAQUE("semaphore-owner"),
-    OPAQUE("require-ancestor-with-entitlement"), OPAQUE("csr"), OPAQUE("host-special-port"),
-    OPAQUE("task-special-port"), OPAQUE("container"), OPAQUE("executable-bundle"),
-    OPAQUE("application-group"), OPAQUE("system-container"), OPAQUE("system-group"),
-    OPAQUE("process-is-plugin"), OPAQUE("process-is-installer"), OPAQUE("home-subpath"),
-    OPAQUE("home-literal"), OPAQUE("home-prefix"), OPAQUE("home-regex"),
+    OPAQUE("entitlement-value-regex"), OPAQUE("process-attribute"), OPAQUE("signing-identifier"),
+    OPAQUE("debug-mode"), OPAQUE("system-attribute"), OPAQUE("state-flag"), OPAQUE("uid"),
+    OPAQUE("require-ancestor-with-entitlement"), OPAQUE("csr"), OPAQUE("container"),
+    OPAQUE("executable-bundle"), OPAQUE("application-group"), OPAQUE("system-container"),
+    OPAQUE("system-group"), OPAQUE("process-is-plugin"), OPAQUE("process-is-installer"),
     OPAQUE("sandbox-extension"), OPAQUE("granted-extensions"), OPAQUE("mach-extension"),
-    OPAQUE("fs-type"),
+    OPAQUE("extension-class"), OPAQUE("extension-class-regex"), OPAQUE("target-signing-identifier"),
+    /* Properties of a file. */
+    OPAQUE_ON("xattr", AK(PATH)), OPAQUE_ON("xattr-prefix", AK(PATH)),
+    OPAQUE_ON("xattr-regex", AK(PATH)), OPAQUE_ON("file-mode", AK(PATH)),
+    OPAQUE_ON("file-attribute", AK(PATH)), OPAQUE_ON("device-major", AK(PATH)),
+    OPAQUE_ON("device-minor", AK(PATH)), OPAQUE_ON("device-conforms-to", AK(PATH)),
+    OPAQUE_ON("mount-relative-path", AK(PATH)), OPAQUE_ON("mount-relative-path-regex", AK(PATH)),
+    OPAQUE_ON("mount-relative-literal", AK(PATH)), OPAQUE_ON("mount-relative-regex", AK(PATH)),
+    OPAQUE_ON("storage-class", AK(PATH)), OPAQUE_ON("fs-type", AK(PATH)),
+    OPAQUE_ON("home-subpath", AK(PATH)), OPAQUE_ON("home-literal", AK(PATH)),
+    OPAQUE_ON("home-prefix", AK(PATH)), OPAQUE_ON("home-regex", AK(PATH)),
+    OPAQUE_ON("ioctl-command", AK(PATH) | AK(NONE)), OPAQUE_ON("fsctl-command", AK(PATH) | AK(NONE)),
+    /* Sockets: a kernel control or socket attributes, never an address. */
+    OPAQUE_ON("control-name", AK(NONE)), OPAQUE_ON("socket-domain", AK(NONE) | AK(NET)),
+    OPAQUE_ON("socket-type", AK(NONE) | AK(NET)), OPAQUE_ON("socket-protocol", AK(NONE) | AK(NET)),
+    /* Objects of operations with no offline argument. */
+    OPAQUE_ON("iokit-registry-entry-class", AK(NONE)),
+    OPAQUE_ON("iokit-registry-entry-class-regex", AK(NONE)),
+    OPAQUE_ON("iokit-registry-entry-class-prefix", AK(NONE)),
+    OPAQUE_ON("iokit-user-client-class", AK(NONE)),
+    OPAQUE_ON("iokit-user-client-class-regex", AK(NONE)), OPAQUE_ON("iokit-property", AK(NONE)),
+    OPAQUE_ON("iokit-property-regex", AK(NONE)), OPAQUE_ON("iokit-connection", AK(NONE)),
+    OPAQUE_ON("appleevent-destination", AK(NONE)), OPAQUE_ON("preference-domain", AK(NONE)),
+    OPAQUE_ON("preference-domain-regex", AK(NONE)),
+    OPAQUE_ON("notification-name", AK(NONE)), OPAQUE_ON("kext-bundle-id", AK(NONE)),
+    OPAQUE_ON("right-name", AK(NONE)), OPAQUE_ON("host-special-port", AK(NONE)),
+    OPAQUE_ON("task-special-port", AK(NONE)), OPAQUE_ON("mac-policy-name", AK(NONE)),
+    OPAQUE_ON("mac-syscall-number", AK(NONE)), OPAQUE_ON("syscall-number", AK(NONE)),
+    OPAQUE_ON("machtrap-number", AK(NONE)), OPAQUE_ON("kernel-mig-routine", AK(NONE)),
+    OPAQUE_ON("mach-kernel-endpoint-number", AK(NONE)),
+    OPAQUE_ON("socket-option-level", AK(NONE)), OPAQUE_ON("socket-option-name", AK(NONE)),
+    OPAQUE_ON("nvram-variable", AK(NONE)), OPAQUE_ON("semaphore-owner", AK(IPC)),
+    /* The other process of signal, process-info and task-port operations. */
+    OPAQUE_ON("process-path", AK(TARGET) | AK(NONE)), OPAQUE_ON("process-name", AK(TARGET) | AK(NONE)),
+    OPAQUE_ON("info-type", AK(TARGET)),
+    /* The Scheme that is out of the subset, by name. */
+    UNSUPPORTED("lambda"), UNSUPPORTED("define-syntax"), UNSUPPORTED("let-syntax"),
+    UNSUPPORTED("letrec"), UNSUPPORTED("letrec*"), UNSUPPORTED("syntax-rules"),
+    UNSUPPORTED("case"), UNSUPPORTED("do"), UNSUPPORTED("map"),
+    UNSUPPORTED("for-each"), UNSUPPORTED("apply"), UNSUPPORTED("list"), UNSUPPORTED("cons"),
+    UNSUPPORTED("car"), UNSUPPORTED("cdr"), UNSUPPORTED("append"), UNSUPPORTED("set!"),
+    UNSUPPORTED("call-with-current-continuation"), UNSUPPORTED("call/cc"),
+    UNSUPPORTED("macro"), UNSUPPORTED("eval"),
 };
 #undef OPAQUE
+#undef OPAQUE_ON
+#undef AK
+#undef UNSUPPORTED
 
 /* ---- public API ------------------------------------------------------------------ */
 
@@ -805,6 +963,7 @@ grant_sbpl *gk_sbpl_read(gk_source *src, const char *const *params, size_t npara
         gk_sx_free(c.files[i].top);
     free(c.files);
     free(c.globals);
+    free(c.with_filters);
     if (c.failed) {
         sbpl_free_internal(c.s);
         return NULL;

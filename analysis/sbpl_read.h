@@ -59,7 +59,7 @@ GK_HIDDEN void gk_sx_free(sx *x);
 /* ---- values and evaluation (sbpl_read_eval.c) --------------------------- */
 
 typedef struct gk_sbr_form gk_sbr_form;
-typedef enum { V_NONE, V_BOOL, V_NUM, V_STR, V_REGEX, V_OP, V_FILTER, V_MOD, V_UNRES } vkind;
+typedef enum { V_NONE, V_BOOL, V_NUM, V_STR, V_REGEX, V_OP, V_FILTER, V_MOD, V_UNRES, V_SYM, V_LIST } vkind;
 
 typedef struct val {
     vkind k;
@@ -74,10 +74,14 @@ typedef struct val {
     unsigned mod;
 } val;
 
+typedef struct scope scope;
+
 typedef struct proc {
     const char *name;
-    const sx *def;            /* (define (name p...) body...) */
+    const sx *def;            /* (define (name p...) body...), or a named let */
+    const sx *params;         /* named let: its ((var init)...) list; else NULL */
     gk_source *src;
+    scope *env;               /* named let: the scope it closes over; else NULL */
 } proc;
 
 typedef struct binding {
@@ -87,11 +91,11 @@ typedef struct binding {
     proc p;
 } binding;
 
-typedef struct scope {
+struct scope {
     struct scope *up;
     binding *b;
     size_t n;
-} scope;
+};
 
 typedef struct parsed {
     sx *top;
@@ -122,6 +126,8 @@ typedef struct ctx {
     size_t nfiles, capfiles;
     const gk_sbr_form *forms; /* the built-in forms (sbpl_read.c), in hint order */
     size_t nforms;
+    gk_sb_filter **with_filters; /* (with-filter F ...) around the rules being read */
+    size_t nwith, capwith;
 } ctx;
 
 /* A built-in form: its handler gets the form's entry, so aliases share one
@@ -176,5 +182,21 @@ GK_HIDDEN val gk_sbr_form_not(ctx *c, const sx *x, const gk_sbr_form *form);
 GK_HIDDEN val gk_sbr_form_and_or(ctx *c, const sx *x, const gk_sbr_form *form);
 GK_HIDDEN val gk_sbr_form_begin(ctx *c, const sx *x, const gk_sbr_form *form);
 GK_HIDDEN val gk_sbr_form_ignore(ctx *c, const sx *x, const gk_sbr_form *form); /* debug trace */
+GK_HIDDEN val gk_sbr_form_quote(ctx *c, const sx *x, const gk_sbr_form *form);
+GK_HIDDEN val gk_sbr_form_defined(ctx *c, const sx *x, const gk_sbr_form *form); /* defined? */
+GK_HIDDEN val gk_sbr_form_let(ctx *c, const sx *x, const gk_sbr_form *form);     /* let let* */
+GK_HIDDEN val gk_sbr_form_compare(ctx *c, const sx *x, const gk_sbr_form *form); /* = < > <= >= */
+GK_HIDDEN val gk_sbr_form_arith(ctx *c, const sx *x, const gk_sbr_form *form);   /* + - */
+GK_HIDDEN val gk_sbr_form_string_eq(ctx *c, const sx *x, const gk_sbr_form *form); /* string=? equal? eq? eqv? */
+GK_HIDDEN val gk_sbr_form_type_p(ctx *c, const sx *x, const gk_sbr_form *form);  /* string? number? boolean? */
+GK_HIDDEN val gk_sbr_form_string_to_number(ctx *c, const sx *x, const gk_sbr_form *form);
+GK_HIDDEN val gk_sbr_form_number_to_string(ctx *c, const sx *x, const gk_sbr_form *form);
+GK_HIDDEN val gk_sbr_form_string_length(ctx *c, const sx *x, const gk_sbr_form *form);
+GK_HIDDEN val gk_sbr_form_substring(ctx *c, const sx *x, const gk_sbr_form *form);
+GK_HIDDEN val gk_sbr_form_unsupported(ctx *c, const sx *x, const gk_sbr_form *form); /* lambda, macros */
+GK_HIDDEN val gk_sbr_form_cond(ctx *c, const sx *x, const gk_sbr_form *form);
+GK_HIDDEN val gk_sbr_form_num_p(ctx *c, const sx *x, const gk_sbr_form *form); /* zero? positive? negative? */
+/* Is name bound (a definition, a built-in form or an operation)? */
+GK_HIDDEN bool gk_sbr_defined(ctx *c, const char *name);
 
 #endif

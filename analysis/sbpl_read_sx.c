@@ -1,9 +1,12 @@
 /* sbpl_read_sx.c - SBPL text -> datums.
  *
  * A small Scheme reader with byte positions: lists, "strings" (escapes \n
- * \t \r \" \\ \xHH), #"regex" literals (raw: the bytes go to the regex
- * engine as written), symbols, numbers, #t/#f, comments ; and #| |#
- * (nested) and #; (datum comment).
+ * \t \r \" \\ \xHH; any other escaped byte stands for itself, as
+ * libsandbox's reader takes "\." for "."), #"regex" literals (raw: the
+ * bytes go to the regex engine as written, and as a string's bytes when
+ * used as one), symbols, numbers (decimal, #o octal, #x hex, #b binary,
+ * #d decimal), #t/#f, 'datum as (quote datum), comments ; and #| |#
+ * (nested) and #; (datum comment). Quasiquote (` and ,) is refused.
  */
 #include "analysis/sbpl_read.h"
 
@@ -151,13 +154,10 @@ static sx *read_string(reader *r)
             r->pos += 2;
             break;
         }
-        default: {
-            char msg[64];
-            snprintf(msg, sizeof(msg), "unknown escape '\\%c' in string", e);
-            rd_error(r, esc, esc + 2, "the escapes are \\n \\t \\r \\\" \\\\ \\xHH", msg);
-            gk_buf_free(&b);
-            return NULL;
-        }
+        default:
+            /* libsandbox's reader keeps the escaped byte: "\." is ".". */
+            gk_buf_putc(&b, e);
+            break;
         }
     }
     if (r->pos >= r->len) {
@@ -205,6 +205,22 @@ static sx *read_atom(reader *r)
         r->pos++;
     size_t n = r->pos - start;
     const char *p = r->t + start;
+    if (p[0] == '#' && n > 2 && strchr("oxbdOXBD", p[1])) {
+        /* #o755, #x1F, #b101, #d10: a radix prefix. */
+        int base = strchr("oO", p[1]) ? 8 : strchr("xX", p[1]) ? 16 : strchr("bB", p[1]) ? 2 : 10;
+        gk_autofree char *tmp = gk_strndup(p + 2, n - 2);
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(tmp, &end, base);
+        if (errno == ERANGE || !end || *end || tmp[0] == '-' || tmp[0] == '+' || tmp[0] == ' ') {
+            rd_error(r, start, r->pos, NULL, "bad number");
+            return NULL;
+        }
+        sx *x = new_sx(SX_NUM, start);
+        x->end = (uint32_t)r->pos;
+        x->num = v;
+        return x;
+    }
     if (p[0] == '#') {
         sx *x = new_sx(SX_BOOL, start);
         x->end = (uint32_t)r->pos;
@@ -219,8 +235,9 @@ static sx *read_atom(reader *r)
                  "unsupported '#' syntax");
         return NULL;
     }
-    if (p[0] == '\'' || p[0] == '`' || p[0] == ',') {
-        rd_error(r, start, start + 1, NULL, "quoting is not supported by this reader");
+    if (p[0] == '`' || p[0] == ',') {
+        rd_error(r, start, start + 1, "write the list out, or 'name for a symbol",
+                 "quasiquote is not supported by this reader");
         return NULL;
     }
     size_t d = (p[0] == '-' || p[0] == '+') && n > 1 ? 1 : 0;
@@ -264,6 +281,25 @@ static sx *read_datum(reader *r, int depth)
         return read_string(r);
     if (c == '#' && r->pos + 1 < r->len && r->t[r->pos + 1] == '"')
         return read_regex(r);
+    if (c == '\'') {
+        /* 'x is (quote x). */
+        size_t q = r->pos++;
+        if (depth >= MAX_NEST) {
+            rd_error(r, q, q + 1, NULL, "lists nest too deeply");
+            return NULL;
+        }
+        sx *d = read_datum(r, depth + 1);
+        if (!d)
+            return NULL;
+        sx *x = new_sx(SX_LIST, q);
+        sx *h = new_sx(SX_SYM, q);
+        h->end = (uint32_t)(q + 1);
+        h->s = gk_strdup("quote");
+        GK_VEC_PUSH(x->v, x->n, x->cap, h);
+        GK_VEC_PUSH(x->v, x->n, x->cap, d);
+        x->end = d->end;
+        return x;
+    }
     if (c != '(')
         return read_atom(r);
     if (depth >= MAX_NEST) {

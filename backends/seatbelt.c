@@ -38,7 +38,9 @@
  * cwd, home or tempdir (or their firmlink twins) written as
  * (string-append (param "ROOT_n") "/rest"): ROOT_0 cwd, ROOT_1 its twin,
  * ROOT_2 home, ROOT_3 its twin, ROOT_4 tempdir, ROOT_5 its twin (fixed
- * numbers, so the text does not depend on the values). After the profile,
+ * numbers, so the text does not depend on the values), and on macOS the
+ * per-user cache dir beside a /var/folders tempdir as
+ * DARWIN_USER_CACHE_DIR (its /var twin DARWIN_USER_CACHE_DIR_VAR). After the profile,
  * a comment block lists the parameters used, one `;; -D NAME=VALUE` line
  * each, as sandbox-exec and `grantc sbpl eval` take them.
  */
@@ -51,15 +53,31 @@
 #define N(a) (sizeof(a) / sizeof(*(a)))
 #define NOTE_FILE "seatbelt"
 
-/* What libSystem asks launchd for while a dynamically linked program
- * starts and resolves users: the system log (asl/os_log), notifyd (time
- * zone and other notifications), and opendirectoryd's libinfo (getpwuid,
- * getgrgid). Anything else a program needs (keychain, launch services,
- * fonts) is an application's business, not every program's. */
-static const char *const base_mach[] = {
-    "com.apple.system.logger",
-    "com.apple.system.notification_center",
-    "com.apple.system.opendirectoryd.libinfo",
+/* The mach services every program a developer policy admits looks up on
+ * a stock Mac, each with the reason (libSystem, Foundation and the xcrun
+ * shims; compared with codex's and sandbox-runtime's base profiles).
+ * Anything else (keychain, fonts, the window server, audio) is an
+ * application's business, not every program's. */
+static const struct {
+    const char *name, *why;
+} base_mach[] = {
+    {"com.apple.system.logger", "asl: libSystem's syslog()"},
+    {"com.apple.logd", "os_log, which libSystem and Foundation log through"},
+    {"com.apple.system.notification_center", "notifyd: time zone and other change notices"},
+    {"com.apple.system.opendirectoryd.libinfo", "getpwuid/getgrgid (git, ls, whoami)"},
+    {"com.apple.system.opendirectoryd.membership", "mbr_* group membership (access checks)"},
+    {"com.apple.bsd.dirhelper", "creates DARWIN_USER_TEMP_DIR/CACHE_DIR on first confstr()"},
+    {"com.apple.cfprefsd.daemon", "CFPreferences, which xcrun and Foundation tools read"},
+    {"com.apple.cfprefsd.agent", "CFPreferences of the user domain"},
+    {"com.apple.coreservices.launchservicesd", "xcrun finds the selected Xcode by bundle"},
+    {"com.apple.lsd.mapdb", "launch services' database, for the same"},
+    {"com.apple.trustd.agent", "certificate checks of code signatures (git over https too)"},
+    {"com.apple.diagnosticd", "os_activity tracing"},
+    {"com.apple.system.DirectoryService.libinfo_v1", "getpwuid on releases before "
+                                                     "opendirectoryd's libinfo"},
+    /* Not com.apple.SecurityServer: it answers for the keychain, whose
+     * items (git's credential-osxkeychain among them) are the user's
+     * secrets, not something every program needs. */
 };
 /* Name resolution when the network is allowed: mDNSResponder and the DNS
  * configuration that getaddrinfo reads. */
@@ -78,7 +96,14 @@ static const struct {
     const char *link, *target;
 } firmlinks[] = {{"/etc", "/private/etc"}, {"/tmp", "/private/tmp"}, {"/var", "/private/var"}};
 
-#define NROOTS 6
+#define NROOTS 8
+/* The parameter of each root slot: cwd, home, tempdir (each with its
+ * firmlink twin), then the per-user cache dir under the name getconf(1)
+ * and confstr(3) give it. */
+static const char *const root_names[NROOTS] = {
+    "ROOT_0", "ROOT_1", "ROOT_2", "ROOT_3", "ROOT_4", "ROOT_5",
+    "DARWIN_USER_CACHE_DIR", "DARWIN_USER_CACHE_DIR_VAR",
+};
 
 typedef struct sb {
     gk_buf *out;
@@ -165,10 +190,10 @@ static void put_path(sb *s, const char *path)
     s->used[r] = true;
     const char *rest = path + strlen(s->root[r]);
     if (!*rest) {
-        gk_buf_printf(s->out, "(param \"ROOT_%d\")", r);
+        gk_buf_printf(s->out, "(param \"%s\")", root_names[r]);
         return;
     }
-    gk_buf_printf(s->out, "(string-append (param \"ROOT_%d\") ", r);
+    gk_buf_printf(s->out, "(string-append (param \"%s\") ", root_names[r]);
     put_quoted(s->out, rest);
     gk_buf_putc(s->out, ')');
 }
@@ -514,10 +539,28 @@ static void base(sb *s)
     gk_buf_puts(s->out, "(allow mach-lookup");
     for (size_t i = 0; i < N(base_mach); i++) {
         gk_buf_puts(s->out, " (global-name ");
-        put_quoted(s->out, base_mach[i]);
+        put_quoted(s->out, base_mach[i].name);
         gk_buf_putc(s->out, ')');
     }
     gk_buf_puts(s->out, ")\n");
+    if (s->mac) {
+        /* What (deny default) leaves allowed must be denied here (the
+         * uncovered operations, grantc(1)): other processes' info, NVRAM
+         * and IOKit properties. The unfiltered deny is the operations'
+         * fallback, so the filtered allow before it still lets a process
+         * inspect its own sandbox (and no allow follows a deny it overlaps). */
+        gk_buf_puts(s->out, "(allow process-info* (target same-sandbox))\n");
+        gk_buf_puts(s->out, "(deny process-info* nvram* iokit-get-properties)\n");
+        /* CFPreferences reads (xcrun, Foundation); host_processor_info()
+         * for libuv's os.cpus() and sysconf(_SC_NPROCESSORS_*). */
+        gk_buf_puts(s->out, "(allow user-preference-read)\n");
+        gk_buf_puts(s->out, "(allow mach-host*)\n");
+        /* POSIX semaphores and shared memory (Python's multiprocessing
+         * SemLock, /mp-XXXX): their names are one global namespace that
+         * Seatbelt cannot scope to the process, as codex and
+         * sandbox-runtime grant them. */
+        gk_buf_puts(s->out, "(allow ipc-posix-sem ipc-posix-shm)\n");
+    }
     /* Metadata only: a subpath would admit the whole disk, and listing "/"
      * is a read of "/", which the gate does not grant. */
     gk_buf_puts(s->out, "(allow file-read-metadata (literal \"/\"))\n");
@@ -529,17 +572,27 @@ static void base(sb *s)
         for (size_t i = 0; i < N(base_devices); i++)
             gk_strvec_push(&dev, base_devices[i]);
     }
+    bool fd_dir = false;
     if (pr->has_implicit)
-        for (size_t i = 0; i < pr->implicit.devices.n; i++)
-            /* /dev/ptmx has its own rule below, with ioctl. */
-            if (!s->mac || strcmp(pr->implicit.devices.v[i], "/dev/ptmx") != 0)
-                gk_strvec_push(&dev, pr->implicit.devices.v[i]);
+        for (size_t i = 0; i < pr->implicit.devices.n; i++) {
+            const char *d = pr->implicit.devices.v[i];
+            /* /dev/ptmx has its own rule below, with ioctl; /dev/fd is a
+             * directory of numbered entries. */
+            if (s->mac && strcmp(d, "/dev/fd") == 0)
+                fd_dir = true;
+            else if (!s->mac || strcmp(d, "/dev/ptmx") != 0)
+                gk_strvec_push(&dev, d);
+        }
     rule(s, "allow", "file-read* file-write-data", "literal", &dev);
     gk_strvec_free(&dev);
+    if (fd_dir)
+        gk_buf_puts(s->out, "(allow file-read* file-write-data (subpath \"/dev/fd\"))\n");
     gk_buf_puts(s->out, "(allow pseudo-tty)\n");
-    if (pr->has_implicit && s->mac)
+    if (pr->has_implicit && s->mac) {
+        gk_buf_puts(s->out, "(allow file-ioctl (literal \"/dev/tty\"))\n");
         gk_buf_puts(s->out, "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") "
                             "(regex #\"^/dev/ttys[0-9]+$\"))\n");
+    }
 }
 
 static void implicit(sb *s)
@@ -640,19 +693,56 @@ static void exec_rules(sb *s)
     } else {
         /* An empty admit list emits nothing: an operand-less allow would
          * admit everything. */
+        gk_strvec lits = {0}, res = {0};
         for (size_t i = 0; i < pr->exec_admit.n; i++) {
             const char *a = pr->exec_admit.v[i];
+            bool dir = any_layer_has(p, a, false);
             if (!twin_listed(s, &pr->exec_admit, i))
-                rule1(s, "allow", "process-exec",
-                      any_layer_has(p, a, false) ? "subpath" : "literal", a, NULL);
+                rule1(s, "allow", "process-exec", dir ? "subpath" : "literal", a, NULL);
+            if (s->mac && !dir)
+                gk_macos_exec_targets(a, &lits, &res);
+            else if (s->mac)
+                gk_macos_dir_targets(a, &lits, &res);
         }
+        /* Seatbelt checks the executable a Mac really runs: the developer
+         * dir's tool behind an xcrun shim, the Cellar file behind a
+         * Homebrew link (the alias table of gate/implicit.c). */
+        gk_strvec_sort_unique(&lits);
+        gk_strvec_sort_unique(&res);
+        if (lits.n || res.n)
+            comment(s, "where the admitted programs resolve to on a Mac");
+        for (size_t i = 0; i < lits.n; i++)
+            if (!gk_strvec_bsearch(&pr->exec_admit, lits.v[i]))
+                rule1(s, "allow", "process-exec", "literal", lits.v[i], NULL);
+        for (size_t i = 0; i < res.n; i++) {
+            gk_buf_puts(s->out, "(allow process-exec (regex ");
+            put_regex(s->out, res.v[i]);
+            gk_buf_puts(s->out, "))\n");
+        }
+        gk_strvec_free(&lits);
+        gk_strvec_free(&res);
     }
+    gk_strvec vlits = {0}, vres = {0};
     for (size_t i = 0; i < pr->exec_veto.n; i++) {
         const char *v = pr->exec_veto.v[i];
+        bool dir = any_layer_has(p, v, true);
         if (!twin_listed(s, &pr->exec_veto, i))
-            rule1(s, "deny", "process-exec", any_layer_has(p, v, true) ? "subpath" : "literal",
-                  v, NULL);
+            rule1(s, "deny", "process-exec", dir ? "subpath" : "literal", v, NULL);
+        /* A vetoed shim or link is vetoed where it resolves to as well. */
+        if (s->mac)
+            (dir ? gk_macos_dir_targets : gk_macos_exec_targets)(v, &vlits, &vres);
     }
+    gk_strvec_sort_unique(&vlits);
+    gk_strvec_sort_unique(&vres);
+    for (size_t i = 0; i < vlits.n; i++)
+        rule1(s, "deny", "process-exec", "literal", vlits.v[i], NULL);
+    for (size_t i = 0; i < vres.n; i++) {
+        gk_buf_puts(s->out, "(deny process-exec (regex ");
+        put_regex(s->out, vres.v[i]);
+        gk_buf_puts(s->out, "))\n");
+    }
+    gk_strvec_free(&vlits);
+    gk_strvec_free(&vres);
     /* Names and patterns, from every layer, in sorted order. A name or file
      * whose subcommand list is empty is admitted for no argv[1] at all (the
      * restriction reads every identity, and a name every basename): as good
@@ -855,6 +945,8 @@ int gk_emit_seatbelt(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
         set_root(&s, 0, ctx->cwd);
         set_root(&s, 2, ctx->home);
         set_root(&s, 4, ctx->tempdir);
+        gk_autofree char *cache = s.mac ? gk_macos_user_cache_dir(ctx->tempdir) : NULL;
+        set_root(&s, 6, cache);
     }
     gk_buf_puts(out, ";; Seatbelt profile generated by grantkit from the policy's projection.\n"
                      ";; Last matching rule wins: each deny follows the allows it overrides.\n");
@@ -883,7 +975,7 @@ int gk_emit_seatbelt(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
         gk_buf_puts(out, "\n;; params (pass each to sandbox-exec or grantc sbpl eval):\n");
         for (int i = 0; params && i < NROOTS; i++)
             if (s.used[i])
-                gk_buf_printf(out, ";; -D ROOT_%d=%s\n", i, s.root[i]);
+                gk_buf_printf(out, ";; -D %s=%s\n", root_names[i], s.root[i]);
         if (s.pr->net_list) /* known only when the proxy runs: no value here */
             gk_buf_puts(out, ";; PROXY_PORT: the port of the destination proxy on localhost "
                              "(-D PROXY_PORT=N)\n");

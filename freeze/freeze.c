@@ -40,6 +40,11 @@
 
 #define GK_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define GK_WINDOWS_PATH "C:/Windows/System32;C:/Windows"
+/* A stock Mac's PATH (/etc/paths: the system directories) with Homebrew's
+ * two prefixes after them (Apple silicon, then Intel): the PATH a command
+ * started from a login shell finds its tools on, never the PATH of the
+ * machine grantc runs on. */
+#define GK_MACOS_PATH "/usr/bin:/bin:/usr/sbin:/sbin:/opt/homebrew/bin:/usr/local/bin"
 
 const char *const gk_xdg_names[GK_XDG_COUNT] = {"config", "data", "cache", "state", "bin"};
 
@@ -398,6 +403,14 @@ int grant_context_set_target(grant_context *ctx, grant_target target)
         windows_defaults(ctx);
     else if (was_win)
         host_defaults(ctx);
+    if (target == GRANT_TARGET_MACOS && !(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_PATH))) {
+        free(ctx->path);
+        ctx->path = gk_strdup(GK_MACOS_PATH);
+    } else if (target != GRANT_TARGET_MACOS && !win && !was_win &&
+               !(ctx->explicit_mask & GK_CTX_BIT(GRANT_CTX_PATH)) && ctx->path &&
+               strcmp(ctx->path, GK_MACOS_PATH) == 0) {
+        host_defaults(ctx); /* back from macos: this host's PATH again */
+    }
     /* A profile for another host must not inherit this host's XDG_*_HOME:
      * offline, xdg values come from --xdg or follow the home. */
     if (target != GRANT_TARGET_HOST) {

@@ -65,10 +65,10 @@ static slot *index_slot(gk_gate_index *ix, const char *key)
 }
 
 /* A device node is granted itself, not a path below it (/dev/null/x);
- * /dev/shm is a directory and grants its contents. */
+ * /dev/shm and macOS's /dev/fd are directories and grant their contents. */
 static bool device_is_dir(const char *d)
 {
-    return strcmp(d, "/dev/shm") == 0;
+    return strcmp(d, "/dev/shm") == 0 || strcmp(d, "/dev/fd") == 0;
 }
 
 static unsigned device_flag(const char *d)

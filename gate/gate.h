@@ -135,4 +135,29 @@ GK_HIDDEN void gk_projection_free(gk_projection *pr);
 /* The implicit grants of the policy's target (empty with --no-implicit). */
 GK_HIDDEN void gk_implicit_for(const grant_context *ctx, gk_implicit *out);
 
+/* The macOS implicit tables, with why each entry is there: which 0 the
+ * read-only paths, 1 the devices. */
+typedef struct gk_implicit_entry {
+    const char *path;
+    const char *reason;
+} gk_implicit_entry;
+GK_HIDDEN const gk_implicit_entry *gk_implicit_macos_table(int which, size_t *n);
+/* DARWIN_USER_CACHE_DIR for a Mac's TMPDIR (/private/var/folders/X/Y/T ->
+ * .../C), or NULL when tempdir is not of that form. Caller frees. */
+GK_HIDDEN char *gk_macos_user_cache_dir(const char *tempdir);
+/* macOS runs some files by another one: /usr/bin/git is an xcrun shim that
+ * executes the developer dir's git, /opt/homebrew/bin/rg a link into the
+ * Cellar. For an admitted file, the resolved executables Seatbelt will be
+ * asked about: literals and (anchored) regexes, appended. */
+GK_HIDDEN void gk_macos_exec_targets(const char *file, gk_strvec *literals, gk_strvec *regexes);
+/* The same for an admitted dir: every shim of /usr/bin and every Cellar
+ * file a Homebrew bin/ inside it leads to. */
+GK_HIDDEN void gk_macos_dir_targets(const char *dir, gk_strvec *literals, gk_strvec *regexes);
+/* The reverse: the file a Mac ran when Seatbelt sees resolved (the shim or
+ * the link), or NULL. Caller frees. */
+GK_HIDDEN char *gk_macos_exec_stand_in(const char *resolved);
+/* Row i of the exec alias table (NULL past its end), for documentation. */
+GK_HIDDEN const char *gk_macos_exec_alias_reason(size_t i, const char **name, const char **root,
+                                                 const char **tail);
+
 #endif

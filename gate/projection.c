@@ -459,7 +459,28 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     keys_sort_unique(&dirs);
     keys_sort_unique(&veto_names);
 
+    /* Offline for macOS, nothing says which PATH dir holds a name on the
+     * Mac: a stock one has git in /usr/bin and rg in /opt/homebrew/bin. A
+     * name is admitted wherever the PATH walk can find it. */
+    bool every_dir = ctx->target == GRANT_TARGET_MACOS && ctx->path;
     for (size_t i = 0; i < names.n; i++) {
+        if (every_dir) {
+            gk_autofree char *list = gk_strdup(ctx->path);
+            char *save = NULL;
+            for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+                if (d[0] != '/')
+                    continue;
+                char *w = gk_path_join(d, names.v[i]);
+                char *c = gk_canonicalize(ctx, w);
+                if (admitted_for_some_argv1(p, names.v[i], w, c)) {
+                    take_both(&pr->exec_admit, w, c);
+                } else {
+                    free(w);
+                    free(c);
+                }
+            }
+            continue;
+        }
         char *w, *c;
         gk_walk_head_cached(ctx, names.v[i], NULL, NULL, &w, &c, &cache);
         if (w && admitted_for_some_argv1(p, names.v[i], w, c)) {
@@ -485,7 +506,17 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
             gk_strvec_push(&pr->exec_admit, dirs.v[i]);
         free(probe);
     }
-    for (size_t i = 0; i < veto_names.n; i++) {
+    for (size_t i = 0; i < veto_names.n && every_dir; i++) {
+        /* Vetoed in every PATH dir too (the name regexes catch the rest). */
+        gk_autofree char *list = gk_strdup(ctx->path);
+        char *save = NULL;
+        for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
+            if (d[0] == '/') {
+                char *w = gk_path_join(d, veto_names.v[i]);
+                take_both(&pr->exec_veto, w, gk_canonicalize(ctx, w));
+            }
+    }
+    for (size_t i = 0; i < veto_names.n && !every_dir; i++) {
         char *w, *c;
         gk_walk_head_cached(ctx, veto_names.v[i], NULL, NULL, &w, &c, &cache);
         if (w && gk_has_prefix(w, "/")) {

@@ -2,7 +2,7 @@
  *
  * - Every .grant file under tests/data/audit names the findings it must produce
  *   ("# expect: ID@LINE ..."; see tests/data/audit/README) and is audited in
- *   a fixed offline context (or, "# target: windows", a Windows one).
+ *   a fixed offline context (or, "# target: windows" or "macos", one of those).
  * - Chosen messages say what they must (the rule that shadows, the option
  *   that makes git unsafe).
  * - The JSON document is canonical and has the documented shape; the SARIF
@@ -53,6 +53,17 @@ static grant_context *offline_context(const char *target)
         ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, "C:/w"), 0);
         ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, "C:/Temp"), 0);
         ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_PATH, "C:/Windows/System32"), 0);
+    } else if (target && strcmp(target, "macos") == 0) {
+        grant_context_free(ctx);
+        ck_assert_int_eq(grant_context_new(&ctx), 0);
+        ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_MACOS), 0);
+        ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "/Users/u"), 0);
+        ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_USER, "u"), 0);
+        ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, "/Users/u/w"), 0);
+        ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, "/private/tmp"), 0);
+        char *pp = gk_test_path("tests/data/policy-path");
+        ck_assert_int_eq(grant_context_set_policy_path(ctx, pp), 0);
+        free(pp);
     } else {
         ck_assert_msg(!target || strcmp(target, "linux") == 0, "unknown target '%s'", target);
     }
@@ -230,6 +241,7 @@ static const struct {
     {"GK013", "fidelity-windows-rename", GRANT_SEVERITY_NOTE},
     {"GK014", "git-writable", GRANT_SEVERITY_WARNING},
     {"GK015", "build-file-shadowed", GRANT_SEVERITY_NOTE},
+    {"GK016", "git-config-unreadable", GRANT_SEVERITY_WARNING},
     {"GK017", "net-shared-host", GRANT_SEVERITY_WARNING},
 };
 #define NRULES (sizeof(rule_table) / sizeof(rule_table[0]))

@@ -7,6 +7,13 @@
  *    regex that protects before the directory exists, procedures, network
  *    switches), each with the verdict and the deciding rule's file:line
  *    worked out by hand from the profile text;
+ *  - corpus.tsv (issue 12): at least 150 queries, each with a one-line
+ *    reason, over the at least 40 profiles of corpus/, written in the style
+ *    of shipping ones (Chromium's helpers, Homebrew's, Nix's and Bazel's
+ *    layouts, Apple's constructs) and exercising every construct of the
+ *    reader and the fallback rules of grantc(1), SBPL EVALUATION;
+ *  - uncovered.tsv: the operations (deny default) does not cover, with
+ *    their sources, held equal to the library's table;
  *  - errors/NAME.sb: profiles that must not read, with exactly the
  *    diagnostics of NAME.err;
  *  - lint/NAME.sb: lint findings must be exactly NAME.lint.
@@ -72,22 +79,29 @@ static char *short_origin(const char *origin)
 
 /* ---- the oracle table ---------------------------------------------------------- */
 
-START_TEST(test_table)
+/* Run every row of a table (tsv under tests/data/sbpl) against the
+ * profiles of dir; with_reason: an eighth column, a one-line reason, is
+ * required. Returns the number of rows; counts the profiles used. */
+static size_t run_table(const char *table, const char *dir, bool with_reason, gk_strvec *used)
 {
-    gk_autofree char *path = data("table.tsv");
+    gk_autofree char *path = data(table);
     gk_autofree char *text = gk_test_read(path, NULL);
     ck_assert_ptr_nonnull(text);
     gk_buf bad = {0};
-    size_t rows = 0, nbad = 0;
+    size_t rows = 0, nbad = 0, want_cols = with_reason ? 8 : 7;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (line[0] == '#' || !line[0])
             continue;
-        char *f[8];
+        char *f[9];
         gk_autofree char *copy = gk_strdup(line);
-        ck_assert_msg(split(line, '\t', f, 8) == 7, "bad table row: %s", copy);
+        ck_assert_msg(split(line, '\t', f, 9) == want_cols, "bad table row: %s", copy);
         const char *profile = f[0], *params = f[1], *op = f[2], *arg = f[3], *vnode = f[4],
                    *want_verdict = f[5], *want_origin = f[6];
+        if (with_reason)
+            ck_assert_msg(strlen(f[7]) > 3, "row without a reason: %s", copy);
+        if (used)
+            gk_strvec_push(used, profile);
         gk_strvec pv = {0};
         if (strcmp(params, "-") != 0) {
             gk_autofree char *pc = gk_strdup(params);
@@ -95,7 +109,7 @@ START_TEST(test_table)
             for (char *p = strtok_r(pc, ",", &ps); p; p = strtok_r(NULL, ",", &ps))
                 gk_strvec_push(&pv, p);
         }
-        gk_autofree char *rel = gk_printf("profiles/%s", profile);
+        gk_autofree char *rel = gk_printf("%s/%s", dir, profile);
         gk_autofree char *file = data(rel);
         grant_diags *d = grant_diags_new();
         grant_sbpl *s = NULL;
@@ -124,16 +138,85 @@ START_TEST(test_table)
         grant_diags_free(d);
         gk_strvec_free(&pv);
     }
-    ck_assert_uint_ge(rows, 120);
     if (nbad) {
         /* Every row on stdout; Check's message holds only the start. */
-        printf("table rows that differ:\n%s", bad.data);
+        printf("%s rows that differ:\n%s", table, bad.data);
         fflush(stdout);
         bad.data[bad.len > 3000 ? 3000 : bad.len] = '\0';
     }
-    ck_assert_msg(nbad == 0, "%zu of %zu table rows differ:\n%s", nbad, rows,
+    ck_assert_msg(nbad == 0, "%zu of %zu rows of %s differ:\n%s", nbad, rows, table,
                   bad.data ? bad.data : "");
     gk_buf_free(&bad);
+    return rows;
+}
+
+START_TEST(test_table)
+{
+    ck_assert_uint_ge(run_table("table.tsv", "profiles", false, NULL), 120);
+}
+END_TEST
+
+/* The corpus of issue 12: at least 40 profiles written in the style of
+ * shipping ones, every one queried, at least 150 rows with a reason. */
+START_TEST(test_corpus)
+{
+    gk_strvec used = {0};
+    size_t rows = run_table("corpus.tsv", "corpus", true, &used);
+    ck_assert_uint_ge(rows, 150);
+    gk_strvec_sort_unique(&used);
+    gk_autofree char *dir = data("corpus");
+    gk_strvec all = gk_test_files(dir, ".sb");
+    ck_assert_uint_ge(all.n, 40);
+    for (size_t i = 0; i < all.n; i++) {
+        const char *base = strrchr(all.v[i], '/') + 1;
+        /* import-base.sb is read through import-main.sb. */
+        ck_assert_msg(gk_strvec_bsearch(&used, base) || strcmp(base, "import-base.sb") == 0,
+                      "corpus/%s has no query in corpus.tsv", base);
+    }
+    gk_strvec_free(&all);
+    gk_strvec_free(&used);
+}
+END_TEST
+
+/* The operations (deny default) does not cover: the library's table and
+ * uncovered.tsv (the documented one, with sources) list the same, and
+ * each is allowed under a bare (deny default), its family below it too. */
+START_TEST(test_uncovered)
+{
+    gk_autofree char *path = data("uncovered.tsv");
+    gk_autofree char *text = gk_test_read(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    size_t n = 0;
+    const gk_sb_uncovered *t = gk_sb_uncovered_table(&n);
+    size_t rows = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#' || !line[0])
+            continue;
+        char *f[3];
+        ck_assert_uint_eq(split(line, '\t', f, 3), 2);
+        ck_assert_msg(rows < n && strcmp(f[0], t[rows].op) == 0, "uncovered.tsv row %zu: %s",
+                      rows, f[0]);
+        ck_assert_msg(strlen(f[1]) > 10, "%s: no source", f[0]);
+        rows++;
+    }
+    ck_assert_uint_eq(rows, n);
+    const char *prof = "(version 1)\n(deny default)\n";
+    grant_diags *d = grant_diags_new();
+    grant_sbpl *s = NULL;
+    ck_assert_int_eq(grant_sbpl_read_buffer("u.sb", prof, strlen(prof), NULL, 0, 0, d, &s), 0);
+    for (size_t i = 1; i < gk_sb_op_count(); i++) {
+        const char *op = gk_sb_op_name((int)i);
+        bool want = false;
+        for (size_t k = 0; k < n; k++)
+            want |= gk_sb_op_covers(gk_sb_op_lookup(t[k].op), (int)i);
+        gk_sb_query q = {(int)i, gk_sb_op_argkind((int)i) == GK_SB_ARG_NONE ? NULL : "/x", -1};
+        gk_sb_result r = gk_sbpl_decide(s, &q);
+        ck_assert_msg((r.verdict == GRANT_SBPL_ALLOW) == want, "%s: %s under (deny default)", op,
+                      verdict_word(r.verdict));
+    }
+    grant_sbpl_free(s);
+    grant_diags_free(d);
 }
 END_TEST
 
@@ -235,7 +318,8 @@ START_TEST(test_lint_ids)
     static const char *const ids[] = {"SB001 shadowed", "SB002 operand-less-allow",
                                       "SB003 allow-default", "SB004 unanchored-regex",
                                       "SB005 unresolved-param", "SB006 unresolved-import",
-                                      "SB007 no-default", "SB008 unseen-path"};
+                                      "SB007 no-default", "SB008 unseen-path",
+                                      "SB009 uncovered-allowed"};
     for (size_t i = 0; i < sizeof(ids) / sizeof(*ids); i++)
         ck_assert_msg(all.data && strstr(all.data, ids[i]), "no lint golden shows %s", ids[i]);
     gk_buf_free(&all);
@@ -781,14 +865,50 @@ static char *firmlink_twin(const char *c)
 /* Does the gate admit the file Seatbelt sees as c (canonical) for some
  * spelling that reaches it (c itself, its firmlink twin, or its bare name
  * when the PATH walk leads there) and some first argument a layer names? */
+/* Is dir an entry of the context's PATH? */
+static bool on_path(const grant_context *ctx, const char *dir)
+{
+    gk_autofree char *list = gk_strdup(ctx->path ? ctx->path : "");
+    char *save = NULL;
+    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
+        if (strcmp(d, dir) == 0)
+            return true;
+    return false;
+}
+
+static bool gate_admits1(const grant_policy *p, const char *c, const gk_strvec *argv1s,
+                         char **why);
+
+/* For macOS, Seatbelt may see the file behind an xcrun shim or a Homebrew
+ * link (gk_macos_exec_stand_in): the gate is asked about what was run. */
 static bool gate_admits(const grant_policy *p, const char *c, const gk_strvec *argv1s,
                         char **why)
+{
+    if (gate_admits1(p, c, argv1s, why))
+        return true;
+    if (p->ctx->target != GRANT_TARGET_MACOS)
+        return false;
+    gk_autofree char *run = gk_macos_exec_stand_in(c);
+    return run && gate_admits1(p, run, argv1s, why);
+}
+
+static bool gate_admits1(const grant_policy *p, const char *c, const gk_strvec *argv1s,
+                         char **why)
 {
     gk_autofree char *twin = firmlink_twin(c);
     const char *base = gk_basename(c);
     char *w = NULL, *wc = NULL;
     gk_walk_head(p->ctx, base, NULL, NULL, &w, &wc);
     bool walks_here = w && (strcmp(w, c) == 0 || (twin && strcmp(w, twin) == 0));
+    /* Offline for macOS the walk may end in any PATH dir: which one holds
+     * the name is the Mac's business (git in /usr/bin, rg in
+     * /opt/homebrew/bin). */
+    gk_autofree char *cdir = gk_path_parent(c);
+    if (!walks_here && p->ctx->target == GRANT_TARGET_MACOS && cdir && on_path(p->ctx, cdir)) {
+        free(w);
+        w = gk_strdup(c);
+        walks_here = true;
+    }
     struct {
         const char *spelling, *walked;
     } sp[3] = {{c, c}, {twin, twin}, {walks_here ? base : NULL, w}};
@@ -880,6 +1000,41 @@ static void collect_exec(const grant_policy *p, const gk_projection *pr, gk_strv
             gk_strvec_push_take(files, c);
         else
             free(c);
+    }
+    /* And on macOS what those run: the tools behind the xcrun shims, and a
+     * Cellar file for each Homebrew link (the emitter writes regexes; one
+     * instance of each, plus the alias table's examples). */
+    if (p->ctx->target == GRANT_TARGET_MACOS) {
+        gk_strvec lits = {0}, res = {0};
+        for (size_t i = 0; i < files->n; i++)
+            gk_macos_exec_targets(files->v[i], &lits, &res);
+        for (size_t i = 0; i < lits.n; i++)
+            gk_strvec_push(files, lits.v[i]);
+        for (size_t i = 0; i < files->n; i++) {
+            const char *f = files->v[i];
+            const char *bn = gk_basename(f);
+            static const char *const prefixes[] = {"/opt/homebrew", "/usr/local"};
+            for (size_t k = 0; k < 2; k++) {
+                gk_autofree char *bin = gk_printf("%s/bin/%s", prefixes[k], bn);
+                if (strcmp(f, bin) == 0)
+                    gk_strvec_push_take(files, gk_printf("%s/Cellar/formula/1.0/bin/%s",
+                                                         prefixes[k], bn));
+            }
+        }
+        static const char *const alias_examples[] = {
+            "/opt/homebrew/Cellar/python@3.12/3.12.1/Frameworks/Python.framework/Versions/3.12/bin/python3.12",
+            "/opt/homebrew/Cellar/python@3.12/3.12.1/Frameworks/Python.framework/Versions/3.12/Resources/Python.app/Contents/MacOS/Python",
+            "/Library/Developer/CommandLineTools/Library/Frameworks/Python3.framework/Versions/3.9/bin/python3.9",
+            "/opt/homebrew/Cellar/node@20/20.11.0/bin/node",
+            "/opt/homebrew/Cellar/pkgconf/2.1.0/bin/pkgconf",
+            "/opt/homebrew/Cellar/gawk/5.3.0/bin/gawk-5.3.0",
+            "/opt/homebrew/Cellar/bash/5.2/bin/bash",
+            "/Library/Developer/CommandLineTools/usr/bin/bash",
+        };
+        for (size_t i = 0; i < sizeof(alias_examples) / sizeof(*alias_examples); i++)
+            gk_strvec_push(files, alias_examples[i]);
+        gk_strvec_free(&lits);
+        gk_strvec_free(&res);
     }
     gk_strvec_push(argv1s, "gk-any");
     gk_strvec_sort_unique(argv1s);
@@ -1136,6 +1291,8 @@ static Suite *sbpl_suite(void)
     Suite *s = suite_create("sbpl");
     TCase *t = tcase_create("evaluator");
     tcase_add_test(t, test_table);
+    tcase_add_test(t, test_corpus);
+    tcase_add_test(t, test_uncovered);
     tcase_add_test(t, test_regex_anchoring);
     tcase_add_test(t, test_hierarchy);
     tcase_add_test(t, test_params_and_procedures);

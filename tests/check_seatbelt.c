@@ -25,6 +25,13 @@
  *  - a last-match evaluator over the parsed rules never allows a read, a
  *    write or an exec that the gate denies, over the projected paths, their
  *    parents, children, siblings and twins, and sample program names.
+ *
+ * Real runs (issue 12, tests/data/seatbelt/realrun.tsv): every bundled
+ * policy, compiled for a Mac with a /var/folders tempdir and the target's
+ * default PATH, emitted as sbpl and sbpl-params and read back by grantc's
+ * own evaluator, allows what git status, clang -c, make, python3
+ * multiprocessing, node os.cpus() and date need, and denies what the
+ * policy denies.
  */
 #include "testutil.h"
 #include "gate/gate.h"
@@ -603,25 +610,39 @@ static void check_order(const char *what, const prof *pf)
 
 static void check_operandless(const char *what, const prof *pf, const gk_projection *pr)
 {
+    /* The base's deliberate operand-less allows; for macOS also the
+     * families every program there uses (issue 12) and the one deliberate
+     * operand-less deny, of what (deny default) does not cover. */
+    bool mac = pr->implicit.target && strcmp(pr->implicit.target, "macos") == 0;
     const char *deliberate[] = {"process-fork", "sysctl-read", "pseudo-tty",
                                 pr->exec_restricted ? NULL : "process-exec",
                                 pr->fs_restricted ? NULL : "file-read* file-write*",
-                                pr->net ? "network*" : NULL};
-    bool seen[6] = {false};
+                                pr->net ? "network*" : NULL,
+                                mac ? "user-preference-read" : NULL,
+                                mac ? "mach-host*" : NULL,
+                                mac ? "ipc-posix-sem ipc-posix-shm" : NULL};
+    enum { ND = sizeof(deliberate) / sizeof(*deliberate) };
+    bool seen[ND] = {false};
+    bool seen_deny = false;
     for (size_t i = 0; i < pf->n; i++) {
         const rl *R = &pf->r[i];
         if (R->nf)
             continue;
+        if (!R->allow && mac && strcmp(R->ops, "process-info* nvram* iokit-get-properties") == 0) {
+            seen_deny = true;
+            continue;
+        }
         ck_assert_msg(R->allow, "%s: operand-less deny %s", what, R->ops);
         bool ok = false;
-        for (int k = 0; k < 6; k++)
+        for (int k = 0; k < ND; k++)
             if (deliberate[k] && strcmp(R->ops, deliberate[k]) == 0)
                 ok = seen[k] = true;
         ck_assert_msg(ok, "%s: operand-less (allow %s) is not deliberate here", what, R->ops);
     }
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < ND; k++)
         ck_assert_msg(!deliberate[k] || seen[k], "%s: (allow %s) is missing", what,
                       deliberate[k]);
+    ck_assert_msg(!mac || seen_deny, "%s: the uncovered operations are not denied", what);
     /* Exec admits only through the projection: no process-exec allow when
      * it admits nothing. */
     if (pr->exec_restricted && !pr->exec_admit.n)
@@ -1359,6 +1380,121 @@ START_TEST(test_params_block)
 }
 END_TEST
 
+
+/* ---- the real runs of issue 12 ---------------------------------------------- */
+
+/* -D NAME=VALUE lines of an sbpl-params rendering. */
+static gk_strvec params_of(const char *text)
+{
+    gk_strvec v = {0};
+    for (const char *l = strstr(text, ";; -D "); l; l = strstr(l + 1, ";; -D ")) {
+        const char *e = strchr(l, '\n');
+        gk_strvec_push_take(&v, gk_strndup(l + 6, e ? (size_t)(e - l - 6) : strlen(l + 6)));
+    }
+    return v;
+}
+
+static const char *verdict_name(grant_sbpl_verdict v)
+{
+    return v == GRANT_SBPL_ALLOW ? "allow" : v == GRANT_SBPL_DENY ? "deny" : "undecided";
+}
+
+/* Every row of tests/data/seatbelt/realrun.tsv against the emitted profiles
+ * of the bundled policies (and realrun/interpreters.grant), with a Mac's
+ * temporary dir and the target's default PATH. */
+START_TEST(test_real_runs)
+{
+    static const struct {
+        const char *key, *file;
+    } pols[] = {
+        {"minimal", "policies/base/minimal.grant"},
+        {"reasonable", "policies/base/reasonable.grant"},
+        {"reasonable.yaml", "policies/base/reasonable.yaml"},
+        {"interpreters", "tests/data/seatbelt/realrun/interpreters.grant"},
+    };
+    enum { NP = sizeof(pols) / sizeof(*pols) };
+    grant_sbpl *sb[NP][2];
+    for (size_t i = 0; i < NP; i++) {
+        grant_context *ctx = NULL;
+        ck_assert_int_eq(grant_context_new(&ctx), 0);
+        ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_MACOS), 0);
+        ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_HOME, "/Users/u"), 0);
+        ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_USER, "u"), 0);
+        ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_CWD, "/Users/u/proj"), 0);
+        ck_assert_int_eq(grant_context_set(ctx, GRANT_CTX_TEMPDIR, "/private/var/folders/ab/cd/T"),
+                         0);
+        char *pp = gk_test_path("policies");
+        ck_assert_int_eq(grant_context_set_policy_path(ctx, pp), 0);
+        free(pp);
+        gk_autofree char *file = gk_test_path(pols[i].file);
+        grant_policy *p = compile_with(ctx, file);
+        const char *formats[2] = {"sbpl", "sbpl-params"};
+        for (int f = 0; f < 2; f++) {
+            gk_autofree char *text = emit(p, formats[f], NULL);
+            gk_strvec dv = f ? params_of(text) : (gk_strvec){0};
+            grant_diags *d = grant_diags_new();
+            int rc = grant_sbpl_read_buffer(pols[i].key, text, strlen(text),
+                                            (const char *const *)dv.v, dv.n, GRANT_SBPL_NO_IMPORT,
+                                            d, &sb[i][f]);
+            gk_autofree char *msg = gk_test_render_diags(d);
+            ck_assert_msg(rc == 0, "%s %s does not read:\n%s", pols[i].key, formats[f], msg);
+            grant_diags_free(d);
+            gk_strvec_free(&dv);
+        }
+        grant_policy_free(p);
+    }
+    gk_autofree char *path = gk_test_path("tests/data/seatbelt/realrun.tsv");
+    gk_autofree char *text = gk_test_read(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    gk_buf bad = {0};
+    size_t rows = 0, asked = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#' || !line[0])
+            continue;
+        gk_autofree char *copy = gk_strdup(line);
+        char *f[7];
+        size_t nf = 0;
+        for (char *c = line; nf < 7;) {
+            f[nf++] = c;
+            char *t = strchr(c, '\t');
+            if (!t)
+                break;
+            *t = '\0';
+            c = t + 1;
+        }
+        ck_assert_msg(nf == 6 && strlen(f[5]) > 3, "bad row: %s", copy);
+        rows++;
+        for (size_t i = 0; i < NP; i++) {
+            if (strcmp(f[0], "*") != 0 && strcmp(f[0], pols[i].key) != 0)
+                continue;
+            for (int k = 0; k < 2; k++) {
+                grant_diags *d = grant_diags_new();
+                grant_sbpl_answer *a = NULL;
+                int rc = grant_sbpl_eval(sb[i][k], f[1], strcmp(f[2], "-") ? f[2] : NULL,
+                                         strcmp(f[3], "-") ? f[3] : NULL, d, &a);
+                ck_assert_msg(rc == 0, "row %s: eval failed", copy);
+                const char *got = verdict_name(grant_sbpl_answer_verdict(a));
+                if (strcmp(got, f[4]) != 0)
+                    gk_buf_printf(&bad, "  %s %s: %s %s: want %s, got %s (%s)\n", pols[i].key,
+                                  k ? "sbpl-params" : "sbpl", f[1], f[2], f[4], got,
+                                  grant_sbpl_answer_rule(a));
+                asked++;
+                grant_sbpl_answer_free(a);
+                grant_diags_free(d);
+            }
+        }
+    }
+    ck_assert_uint_ge(rows, 80);
+    printf("check_seatbelt: real runs: %zu rows, %zu answers\n", rows, asked);
+    ck_assert_msg(!bad.len, "real-run answers differ:\n%s", bad.data ? bad.data : "");
+    gk_buf_free(&bad);
+    for (size_t i = 0; i < NP; i++)
+        for (int k = 0; k < 2; k++)
+            grant_sbpl_free(sb[i][k]);
+}
+END_TEST
+
 static Suite *seatbelt_suite(void)
 {
     Suite *s = suite_create("seatbelt");
@@ -1384,6 +1520,7 @@ static Suite *seatbelt_suite(void)
     tcase_add_test(t, test_other_targets);
     tcase_add_test(t, test_params_block);
     tcase_add_test(t, test_net_list_proxy_only);
+    tcase_add_test(t, test_real_runs);
     suite_add_tcase(s, t);
     return s;
 }
