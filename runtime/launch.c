@@ -317,8 +317,17 @@ static void report_exec_errno(int err)
     }
 }
 
-static void exec_bwrap(int bwrap_fd, const int fds[NFDS], char **tail)
+static void exec_bwrap(int bwrap_fd, const int fds[NFDS], char **tail, const gk_launch_opts *o)
 {
+    if (o->redirect_stdio) {
+        int io[3];
+        for (int i = 0; i < 3; i++)
+            if ((io[i] = fcntl(o->stdio[i], F_DUPFD_CLOEXEC, 64)) < 0)
+                _exit(GK_RUN_FAILED);
+        for (int i = 0; i < 3; i++)
+            if (dup2(io[i], i) < 0)
+                _exit(GK_RUN_FAILED);
+    }
     int high[NFDS], pinned = fcntl(bwrap_fd, F_DUPFD_CLOEXEC, 64);
     for (int i = 0; i < NFDS; i++) {
         high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64);
@@ -362,8 +371,10 @@ static pid_t child_pid_of(const char *info)
 
 /* Wait for bwrap: forward signals into the envelope, kill it at the
  * deadline. Returns its wait status and sets *timed_out. */
-static int wait_child(pid_t pid, int info_fd, long timeout_ms, bool *timed_out)
+static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_ms,
+                      bool *timed_out)
 {
+    bool termed = false;
     *timed_out = false;
     /* Without pidfds (before Linux 5.3, older than Landlock itself) the
      * loop polls the child every 50 ms instead. */
@@ -385,6 +396,14 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, bool *timed_out)
         if (timeout_ms > 0) {
             clock_gettime(CLOCK_MONOTONIC, &now);
             long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+            if (spent >= timeout_ms && term_grace_ms > 0 && !termed && init) {
+                /* SIGTERM into the envelope first; SIGKILL after the grace. */
+                termed = true;
+                *timed_out = true;
+                signal_envelope(init, SIGTERM);
+                timeout_ms += term_grace_ms;
+                continue;
+            }
             if (spent >= timeout_ms) {
                 *timed_out = true;
                 kill(pid, SIGKILL); /* the envelope dies with bwrap */
@@ -560,6 +579,12 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
     gk_emit_input in = {p, e->pr, "shell", &le};
     gk_bwrap_plan_build(&in, notes, &e->plan);
     gk_landlock_build_from(&in, &e->plan, notes, &e->rs);
+    if (o->scratch && o->scratch_at && e->rs.handled) {
+        /* The run's own scratch: readable and writable whatever the policy
+         * says (frame-protocol.md §3a); denies inside it are bwrap's masks. */
+        gk_ll_rule r = {gk_strdup(o->scratch_at), e->rs.handled, false};
+        GK_VEC_PUSH(e->rs.v, e->rs.n, e->rs.cap, r);
+    }
     if (gk_landlock_helper_text(&e->rs, &e->ruleset) < 0) {
         fail(out, GK_RUN_FAILED,
              gk_strdup("a region's path holds a newline, which the Landlock helper cannot "
@@ -572,6 +597,10 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
         return false;
     }
     noexec_mounts(e->pr, &e->plan, &e->noexec);
+    if (o->scratch_at && e->pr->exec_restricted && !exec_admitted(e->pr, o->scratch_at)) {
+        gk_strvec_push(&e->noexec, o->scratch_at);
+        gk_strvec_sort_unique(&e->noexec);
+    }
     return true;
 }
 
@@ -588,6 +617,18 @@ static void fill_invocation(envelope *e, const gk_launch_opts *o)
         gk_strvec_push(&c->slot, HELPER_IN_ENVELOPE);
     }
     c->helper = e->pr->fs_restricted ? HELPER_IN_ENVELOPE : o->helper;
+    if (o->scratch && o->scratch_at) {
+        /* After the plan's regions, before its denies and readonly
+         * re-binds (late options): those still hold inside the scratch. */
+        gk_strvec_push(&c->slot, "--bind");
+        gk_strvec_push(&c->slot, o->scratch);
+        gk_strvec_push(&c->slot, o->scratch_at);
+    }
+    if (o->cwd) {
+        /* After the plan's own --chdir: bwrap keeps the last. */
+        gk_strvec_push(&c->fd_options, "--chdir");
+        gk_strvec_push(&c->fd_options, o->cwd);
+    }
     gk_strvec_push(&c->fd_options, "--seccomp");
     gk_strvec_push_take(&c->fd_options, gk_printf("%d", FD_SECCOMP));
     gk_strvec_push(&c->fd_options, "--info-fd");
@@ -684,6 +725,8 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
     bool started = gk_has_prefix(report, "started\n");
     const char *after = started ? report + 8 : report;
     size_t line = strcspn(after, "\n");
+    out->timed_out = timed_out;
+    out->started = started && !gk_has_prefix(after, "setup ") && !gk_has_prefix(after, "exec ");
     if (timed_out) {
         fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
     } else if (gk_has_prefix(report, "bwrap-exec ")) {
@@ -742,7 +785,7 @@ static void spawn_and_wait(envelope *e, const gk_launch_opts *o, gk_launch_resul
         sigaction(forwarded[i], &sa, &old[i]);
     pid_t pid = fork();
     if (pid == 0)
-        exec_bwrap(e->bwrap_fd, e->fds, tail);
+        exec_bwrap(e->bwrap_fd, e->fds, tail, o);
     if (pid < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot fork: %s", strerror(errno)));
     } else {
@@ -752,7 +795,7 @@ static void spawn_and_wait(envelope *e, const gk_launch_opts *o, gk_launch_resul
         close(e->info_pipe[1]);
         e->info_pipe[1] = e->fds[FD_INFO - FD_ARGS] = -1;
         bool timed_out;
-        int st = wait_child(pid, e->info_pipe[0], o->timeout_ms, &timed_out);
+        int st = wait_child(pid, e->info_pipe[0], o->timeout_ms, o->term_grace_ms, &timed_out);
         e->info_pipe[0] = -1; /* closed by wait_child */
         gk_autofree char *report = drain(e->status_pipe[0]);
         relay_status(st, timed_out, report, o, out);
