@@ -87,6 +87,11 @@ GK_HIDDEN int gk_scratch_validate(const gk_scratch_list *l, uint64_t quota_bytes
                                   uint64_t node_limit, gk_scratch_totals *totals, char **err);
 #define GK_SCRATCH_MSG_NUL "contains a NUL byte"
 
+/* The per-path rules alone, on len bytes (a decoded JSON string may hold
+ * a NUL): what gk_scratch_validate checks of each path, with the same
+ * message. what names the path in it ("baseline path", "seed DEST"). */
+GK_HIDDEN int gk_scratch_check_path(const char *what, const char *path, size_t len, char **err);
+
 /* Create every entry (and implied parent) of a validated list below
  * dirfd, which must be an empty directory: mkdirat/openat with
  * O_NOFOLLOW|O_EXCL|O_CLOEXEC relative to opened parents, short-write
