@@ -597,8 +597,18 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
         return false;
     }
     noexec_mounts(e->pr, &e->plan, &e->noexec);
-    if (o->scratch_at && e->pr->exec_restricted && !exec_admitted(e->pr, o->scratch_at)) {
-        gk_strvec_push(&e->noexec, o->scratch_at);
+    if (o->scratch_at) {
+        /* The scratch covers the plan's mounts below it: they are not
+         * there to remount; the scratch itself is. */
+        size_t w = 0;
+        for (size_t i = 0; i < e->noexec.n; i++)
+            if (gk_path_within(e->noexec.v[i], o->scratch_at))
+                free(e->noexec.v[i]);
+            else
+                e->noexec.v[w++] = e->noexec.v[i];
+        e->noexec.n = w;
+        if (e->pr->exec_restricted && !exec_admitted(e->pr, o->scratch_at))
+            gk_strvec_push(&e->noexec, o->scratch_at);
         gk_strvec_sort_unique(&e->noexec);
     }
     return true;
@@ -625,7 +635,16 @@ static void fill_invocation(envelope *e, const gk_launch_opts *o)
         gk_strvec_push(&c->slot, o->scratch_at);
     }
     if (o->cwd) {
-        /* After the plan's own --chdir: bwrap keeps the last. */
+        /* Instead of the plan's own (bwrap warns about a second one). */
+        gk_strvec *late = &e->plan.late_options;
+        for (size_t i = 0; i + 1 < late->n; i++)
+            if (strcmp(late->v[i], "--chdir") == 0) {
+                free(late->v[i]);
+                free(late->v[i + 1]);
+                memmove(late->v + i, late->v + i + 2, (late->n - i - 2) * sizeof(*late->v));
+                late->n -= 2;
+                break;
+            }
         gk_strvec_push(&c->fd_options, "--chdir");
         gk_strvec_push(&c->fd_options, o->cwd);
     }
