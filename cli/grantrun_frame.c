@@ -180,8 +180,11 @@ int grantrun_isolated(const grant_policy *policy, const grantrun_iso *o)
         s = grant_run_result_error_output(res, &n);
         cli_write_stream(stderr, s, n);
         s = grant_run_result_diff(res, &n);
-        if (s)
+        if (s) {
             cli_write_stream(stdout, s, n);
+            if (n && s[n - 1] != '\n')
+                cli_write_stream(stdout, "\n", 1);
+        }
         const char *msg = grant_run_result_error_message(res);
         int code = grant_run_result_exit_code(res);
         long long wall;

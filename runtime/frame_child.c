@@ -211,15 +211,60 @@ static bool setup_scratch(child *c)
         free(err);
         return false;
     }
-    if (c->req.include_diff) {
-        if (gk_snapshot_take(c->dirfd, NULL, &c->before, &err) < 0) {
-            fail(c, GK_FAIL_HOST, gk_printf("cannot snapshot the baseline: %s", err));
-            free(err);
-            return false;
-        }
-        c->have_before = true;
-    }
     return true;
+}
+
+/* The baseline's snapshot, once (before the command). */
+static int snapshot_before(child *c)
+{
+    if (!c->req.include_diff || c->have_before)
+        return 0;
+    char *err = NULL;
+    int rc = gk_snapshot_take(c->dirfd, NULL, &c->before, &err);
+    if (rc < 0) {
+        fail(c, GK_FAIL_HOST, gk_printf("cannot snapshot the baseline: %s", err));
+        free(err);
+        return rc;
+    }
+    c->have_before = true;
+    return 0;
+}
+
+/* gk_launch_opts.prepare: bwrap's mountpoints inside the scratch made now
+ * (as bwrap would: directories 0755, empty files), then the snapshot, so
+ * the diff shows what the command did, not what the envelope needed. */
+static int prepare_scratch(void *arg, const gk_strvec *points)
+{
+    child *c = arg;
+    for (size_t i = 0; i < points->n; i++) {
+        const char *p = points->v[i];
+        bool file = p[0] == 'f';
+        gk_autofree char *rel = gk_strdup(p + 2); /* past "d/" */
+        int fd = dup(c->dirfd);
+        for (char *part = rel, *next; fd >= 0 && part && *part; part = next) {
+            next = strchr(part, '/');
+            if (next)
+                *next++ = '\0';
+            bool last = !next || !*next;
+            int nfd;
+            if (last && file) {
+                nfd = openat(fd, part, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (nfd < 0 && errno == EEXIST)
+                    nfd = -2;
+            } else {
+                if (mkdirat(fd, part, 0755) < 0 && errno != EEXIST)
+                    nfd = -1;
+                else
+                    nfd = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            }
+            close(fd);
+            fd = nfd;
+        }
+        if (fd >= 0)
+            close(fd);
+        /* A failure here is left to bwrap, which then says it exactly. */
+    }
+    return snapshot_before(c) < 0 ? EIO : 0;
 }
 
 /* The command's status under §4: which failure it is, and why. */
@@ -307,6 +352,8 @@ static void run_command(child *c)
         .scratch_at = c->req.root,
         .cwd = cwd,
         .term_grace_ms = 200,
+        .prepare = prepare_scratch,
+        .prepare_arg = c,
     };
     lo.bwrap = child_bwrap;
     lo.helper = child_helper;
@@ -337,7 +384,7 @@ static void run_command(child *c)
         c->res.user_ms = (long long)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000;
         c->res.sys_ms = (long long)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
         c->res.max_rss = (long long)ru.ru_maxrss * 1024;
-        if (c->res.failure != GK_FAIL_HOST) {
+        if (c->res.failure != GK_FAIL_HOST && lr.started) {
             free(c->res.level);
             c->res.level = gk_strdup("namespaces");
         }
@@ -358,7 +405,7 @@ static void run_command(child *c)
 
 static void make_diff(child *c)
 {
-    if (!c->have_before || c->res.failure == GK_FAIL_HOST)
+    if (!c->req.include_diff || c->res.failure == GK_FAIL_HOST || snapshot_before(c) < 0)
         return;
     gk_snapshot after = {0};
     char *err = NULL;

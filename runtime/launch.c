@@ -685,6 +685,31 @@ static bool prepare_failed(gk_launch_result *out, int fd)
     return true;
 }
 
+/* The mountpoints bwrap makes below the scratch (gk_launch_opts.prepare). */
+static void scratch_mountpoints(const invocation *c, const char *root, gk_strvec *out)
+{
+    gk_strvec opts = {0};
+    render_options(c, &opts);
+    for (size_t k = 0; k < opts.n; k++) {
+        const char *a = opts.v[k];
+        size_t n = bwrap_arity(a);
+        if (k + n >= opts.n) {
+            k += n;
+            continue;
+        }
+        const char *dest = n ? opts.v[k + n] : NULL;
+        bool dir = strcmp(a, "--tmpfs") == 0 || strcmp(a, "--dir") == 0;
+        bool bind = n == 2 && strstr(a, "bind") != NULL;
+        if (dest && (dir || bind) && gk_path_within(dest, root) && strcmp(dest, root) != 0) {
+            struct stat st;
+            bool file = bind && stat(opts.v[k + 1], &st) == 0 && !S_ISDIR(st.st_mode);
+            gk_strvec_push_take(out, gk_printf("%c%s", file ? 'f' : 'd', dest + strlen(root)));
+        }
+        k += n;
+    }
+    gk_strvec_free(&opts);
+}
+
 /* 4. bwrap's options through their descriptor, and its seccomp filter. */
 static bool bwrap_descriptors(envelope *e, gk_launch_result *out)
 {
@@ -847,6 +872,17 @@ static void envelope_free(envelope *e)
     gk_projection_free(e->pr);
 }
 
+static bool prepared(envelope *e, const gk_launch_opts *o, gk_launch_result *out)
+{
+    gk_strvec points = {0};
+    scratch_mountpoints(&e->call, o->scratch_at, &points);
+    int rc = o->prepare(o->prepare_arg, &points);
+    gk_strvec_free(&points);
+    if (rc != 0)
+        fail(out, GK_RUN_FAILED, gk_printf("cannot prepare the scratch tree: %s", strerror(rc < 0 ? -rc : rc)));
+    return rc == 0;
+}
+
 int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
               gk_buf *described, gk_launch_result *out)
 {
@@ -872,6 +908,8 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
             if (described)
                 describe(described, &e.call, e.ruleset.data ? e.ruleset.data : "");
             out->status = 0;
+        } else if (o->prepare && o->scratch_at && !prepared(&e, o, out)) {
+            /* out says why */
         } else if (bwrap_descriptors(&e, out) && helper_descriptors(&e, out) &&
                    spawn_descriptors(&e, o, out)) {
             gk_placeholders_make(&ph, &e.plan);

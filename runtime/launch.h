@@ -40,6 +40,13 @@ typedef struct gk_launch_opts {
     const char *cwd;          /* the command's working directory; NULL: the plan's */
     long term_grace_ms;       /* at the timeout SIGTERM first, SIGKILL this much
                                * later (0: SIGKILL at once) */
+    /* Called once the plan is known, before anything is spawned, with the
+     * mountpoints bwrap will make inside the scratch (the policy's masks
+     * and re-binds there), each "d/path" or "f/path" (a directory or a
+     * file, path below scratch_at); the frame child makes them first, so
+     * its diff does not report them. Non-zero: the run is refused. */
+    int (*prepare)(void *arg, const gk_strvec *mountpoints);
+    void *prepare_arg;
 } gk_launch_opts;
 
 typedef struct gk_launch_result {
