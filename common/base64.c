@@ -58,7 +58,7 @@ int gk_base64_decode(const char *s, size_t len, unsigned char **out, size_t *out
     size_t pad = 0;
     if (len >= 1 && s[len - 1] == '=')
         pad++;
-    if (len >= 2 && s[len - 2] == '=')
+    if (pad && len >= 2 && s[len - 2] == '=')
         pad++;
     size_t body = len - pad;
     for (size_t i = 0; i < body; i++) {

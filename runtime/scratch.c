@@ -149,40 +149,18 @@ static const gk_scratch_entry **sorted_entries(const gk_scratch_list *l)
 }
 
 /* The chain of ancestors of the entry being looked at (path order is a
- * depth-first walk: pop what is not an ancestor of the next path). */
-typedef struct anc_stack {
-    const char **path;
-    bool *is_file;
-    size_t n, cap;
-} anc_stack;
+ * depth-first walk: pop what is not an ancestor of the next path). An
+ * ancestor is a prefix of some entry's path: pointer and length, so
+ * implied parents need no string of their own. */
+typedef struct anc {
+    const char *path;
+    size_t len;
+    bool is_file;
+} anc;
 
-static void anc_push(anc_stack *s, const char *p, bool is_file)
+static bool anc_of(const anc *a, const char *p)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 16;
-        s->path = gk_realloc(s->path, s->cap * sizeof(*s->path));
-        s->is_file = gk_realloc(s->is_file, s->cap * sizeof(*s->is_file));
-    }
-    s->path[s->n] = p;
-    s->is_file[s->n] = is_file;
-    s->n++;
-}
-
-static void anc_free(anc_stack *s)
-{
-    free(s->path);
-    free(s->is_file);
-}
-
-/* Count the components of p between its nearest ancestor on the stack
- * (or the root) and p itself: the implied parents. */
-static size_t implied_between(const char *anc, const char *p)
-{
-    size_t from = anc ? strlen(anc) : 0;
-    size_t n = 0;
-    for (const char *c = p + from + 1; *c; c++)
-        n += *c == '/';
-    return n;
+    return strncmp(a->path, p, a->len) == 0 && p[a->len] == '/';
 }
 
 int gk_scratch_validate(const gk_scratch_list *l, uint64_t quota_bytes, uint64_t node_limit,
@@ -208,7 +186,8 @@ int gk_scratch_validate(const gk_scratch_list *l, uint64_t quota_bytes, uint64_t
                                    e->path);
     }
     gk_autofree const gk_scratch_entry **v = sorted_entries(l);
-    anc_stack st = {0};
+    gk_autofree anc *st = gk_calloc(GK_SCRATCH_MAX_DEPTH + 1, sizeof(*st));
+    size_t sn = 0;
     uint64_t bytes = 0, nodes = 1; /* the root is an inode of the tmpfs too */
     size_t implied = 0;
     int rc = 0;
@@ -218,19 +197,25 @@ int gk_scratch_validate(const gk_scratch_list *l, uint64_t quota_bytes, uint64_t
             rc = gk_scratch_fail(err, -EINVAL, "baseline path \"%s\" appears twice", e->path);
             break;
         }
-        while (st.n > 0 && !gk_scratch_is_ancestor(st.path[st.n - 1], e->path))
-            st.n--;
-        if (st.n > 0 && st.is_file[st.n - 1]) {
-            rc = gk_scratch_fail(err, -EINVAL, "baseline path \"%s\" is below the file \"%s\"",
-                                 e->path, st.path[st.n - 1]);
+        while (sn > 0 && !anc_of(&st[sn - 1], e->path))
+            sn--;
+        if (sn > 0 && st[sn - 1].is_file) {
+            rc = gk_scratch_fail(err, -EINVAL, "baseline path \"%s\" is below the file \"%.*s\"",
+                                 e->path, (int)st[sn - 1].len, st[sn - 1].path);
             break;
         }
-        size_t imp = implied_between(st.n ? st.path[st.n - 1] : NULL, e->path);
-        implied += imp;
-        nodes += imp + 1;
+        /* Parents between the nearest listed or implied ancestor and e. */
+        for (const char *c = e->path + (sn ? st[sn - 1].len : 0) + 1; *c; c++) {
+            if (*c != '/')
+                continue;
+            st[sn++] = (anc){e->path, (size_t)(c - e->path), false};
+            implied++;
+            nodes++;
+        }
+        nodes++;
         if (e->kind == GK_SCRATCH_FILE)
             bytes += e->len;
-        anc_push(&st, e->path, e->kind == GK_SCRATCH_FILE);
+        st[sn++] = (anc){e->path, strlen(e->path), e->kind == GK_SCRATCH_FILE};
         if (quota_bytes && bytes > quota_bytes)
             rc = gk_scratch_fail(err, -ENOSPC,
                                  "baseline exceeds fsQuotaBytes %llu: %llu bytes of files by "
@@ -245,7 +230,6 @@ int gk_scratch_validate(const gk_scratch_list *l, uint64_t quota_bytes, uint64_t
                                  (unsigned long long)node_limit, (unsigned long long)nodes,
                                  e->path);
     }
-    anc_free(&st);
     if (rc == 0 && totals) {
         totals->bytes = bytes;
         totals->nodes = nodes;
