@@ -203,6 +203,11 @@ START_TEST(request_round_trip)
     r.diff_format = GK_DIFF_UNIFIED;
     gk_scratch_list_add(&r.files, "/bin.dat", GK_SCRATCH_FILE, "\0\1\2\3", 4, 0600);
     gk_scratch_list_add(&r.files, "/d", GK_SCRATCH_DIR, NULL, 0, -1);
+    /* Large enough to be lifted out before jansson reads the rest. */
+    char *big = gk_malloc(9000);
+    for (size_t i = 0; i < 9000; i++)
+        big[i] = (char)(i * 7);
+    gk_scratch_list_add(&r.files, "/d/big", GK_SCRATCH_FILE, big, 9000, -1);
     gk_buf b = {0};
     gk_run_request_encode(&r, &b);
     gk_run_request back;
@@ -214,6 +219,19 @@ START_TEST(request_round_trip)
     ck_assert_int_eq(back.files.v[0].len, 4);
     ck_assert_int_eq(back.files.v[0].bytes[3], 3);
     ck_assert_int_eq(back.timeout_ms, 1500);
+    ck_assert_int_eq(back.files.v[2].len, 9000);
+    ck_assert(memcmp(back.files.v[2].bytes, big, 9000) == 0);
+    /* A bad byte inside a lifted value is refused as inside any other. */
+    char *at = strstr(b.data, "\"base64\":\"") ;
+    at = strstr(at + 1, "\"base64\":\"") + 10 + 5000;
+    *at = '!';
+    char *err2 = NULL;
+    gk_run_request bad;
+    ck_assert_int_eq(gk_run_request_parse(b.data, b.len, &bad, &err2), -EINVAL);
+    ck_assert_str_eq(err2, "run-request: baseline.files[2].base64 is not standard base64 with "
+                           "padding (byte 5000)");
+    free(err2);
+    free(big);
     gk_buf_free(&b);
     gk_buf_free(&again);
     gk_run_request_clear(&r);
@@ -794,6 +812,28 @@ START_TEST(memory_hog_needs_a_cgroup)
 }
 END_TEST
 
+START_TEST(fork_bomb_without_a_cgroup_is_no_resource_limit)
+{
+    /* RLIMIT_NPROC makes fork fail, which proves no ceiling was the cause
+     * of the exit status: script-error. The cgroup half (pids.events) skips. */
+    if (geteuid() == 0 && !have_user) {
+        fprintf(stderr, "check_frame: SKIP fork_bomb: no unprivileged user (RLIMIT_NPROC does "
+                        "not hold for root)\n");
+        return;
+    }
+    fprintf(stderr, "check_frame: SKIP the cgroup half of fork_bomb: no delegated cgroup v2 "
+                    "(not implemented)\n");
+    user_owns_base(true);
+    const char *args[] = {"--json", "--processes", "20", NULL};
+    run r = isolated(true, args,
+                     "i=0; while [ $i -lt 200 ]; do sleep 5 & i=$((i+1)); done; exit 7");
+    ck_assert_msg(jstr(&r, "failureKind"), "%s", r.err);
+    ck_assert_str_ne(jstr(&r, "failureKind"), "resource-limit");
+    ck_assert_str_eq(jstr(&r, "failureKind"), "script-error");
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(denies_inside_the_scratch_hold)
 {
     gk_autofree char *dir = gk_printf("%s/secret", seeds);
@@ -895,6 +935,11 @@ START_TEST(diff_metadata_names_the_mode)
     const char *d = jstr(&r, "diff");
     ck_assert_msg(strstr(d, "{\"path\":\"/run.sh\",\"field\":\"mode\",\"old\":420,\"new\":493}"),
                   "%s", d);
+    run_free(&r);
+    const char *uargs[] = {"--json", seed, "--diff", "unified", "--diff-metadata", NULL};
+    r = isolated(false, uargs, "chmod 755 /work/run.sh");
+    d = jstr(&r, "diff");
+    ck_assert_msg(strstr(d, "Mode of b/run.sh: 0644 -> 0755\n"), "%s", d);
     run_free(&r);
 }
 END_TEST
@@ -1026,6 +1071,7 @@ int main(void)
     tcase_add_test(real, full_scratch_bytes_is_resource_limit);
     tcase_add_test(real, full_scratch_inodes_is_resource_limit);
     tcase_add_test(real, memory_hog_needs_a_cgroup);
+    tcase_add_test(real, fork_bomb_without_a_cgroup_is_no_resource_limit);
     tcase_add_test(real, denies_inside_the_scratch_hold);
     tcase_add_test(real, host_symlink_seed_is_refused);
     tcase_add_test(real, diff_json_golden);
