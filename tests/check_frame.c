@@ -733,6 +733,57 @@ static void timeout_is_124(bool as_user)
     run_free(&r);
 }
 
+/* The real child, looked at from outside while its command sleeps: its
+ * argv is the re-exec marker, its environment empty, its cwd /. */
+START_TEST(real_child_env_and_cwd)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        gk_autofree char *gr = gk_printf("%s/grantrun", gk_test_builddir());
+        execl(gr, "grantrun", "--isolate", "process", "-p", policy, "--", "sleep", "2",
+              (char *)NULL);
+        _exit(127);
+    }
+    pid_t child = 0;
+    for (int i = 0; i < 200 && !child; i++) {
+        usleep(10000);
+        gk_autofree char *kids = gk_printf("/proc/%d/task/%d/children", (int)pid, (int)pid);
+        gk_autofree char *text = gk_test_read(kids, NULL);
+        if (text && *text)
+            child = (pid_t)atoi(text);
+    }
+    ck_assert_int_gt(child, 0);
+    size_t n = 0;
+    gk_autofree char *cmd = gk_printf("/proc/%d/cmdline", (int)child);
+    gk_autofree char *argv = NULL;
+    for (int i = 0; i < 200; i++) { /* until the exec has happened */
+        free(argv);
+        argv = gk_test_read(cmd, &n);
+        if (argv && n > 20 && strcmp(argv + strlen(argv) + 1, "--frame-child") == 0)
+            break;
+        usleep(5000);
+    }
+    ck_assert_ptr_nonnull(argv);
+    ck_assert_str_eq(argv + strlen(argv) + 1, "--frame-child");
+    ck_assert_str_eq(argv + strlen(argv) + 1 + 14, "--bwrap");
+    gk_autofree char *envp = gk_printf("/proc/%d/environ", (int)child);
+    size_t elen = 99;
+    gk_autofree char *env = gk_test_read(envp, &elen);
+    ck_assert_ptr_nonnull(env);
+    ck_assert_int_eq(elen, 0);
+    gk_autofree char *cwdp = gk_printf("/proc/%d/cwd", (int)child);
+    char cwd[64] = "";
+    ck_assert_int_gt(readlink(cwdp, cwd, sizeof(cwd) - 1), 0);
+    ck_assert_str_eq(cwd, "/");
+    int st;
+    waitpid(pid, &st, 0);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+END_TEST
+
 START_TEST(timeout_gives_124)
 {
     timeout_is_124(false);
@@ -1064,6 +1115,7 @@ int main(void)
     tcase_set_timeout(real, 120);
     tcase_add_test(real, command_sees_fds_0_2_and_eof);
     tcase_add_test(real, command_sees_fds_0_2_and_eof_as_user);
+    tcase_add_test(real, real_child_env_and_cwd);
     tcase_add_test(real, timeout_gives_124);
     tcase_add_test(real, timeout_gives_124_as_user);
     tcase_add_test(real, stdout_flood_is_cut);

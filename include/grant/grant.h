@@ -506,7 +506,8 @@ GRANT_API grant_failure grant_run_result_failure(const grant_run_result *res);
  * "child-process-crash". */
 GRANT_API const char *grant_failure_name(grant_failure f);
 GRANT_API bool grant_run_result_ok(const grant_run_result *res);
-/* The command's status (128+N for signal N), or -1 when it never ran. */
+/* The command's status (128+N for signal N), or -1 when it never ran or
+ * was ended by the timeout (exitCode null). */
 GRANT_API int grant_run_result_exit_code(const grant_run_result *res);
 /* grantrun's exit status for it (0, the command's, 124, 125). */
 GRANT_API int grant_run_result_exit_status(const grant_run_result *res);
