@@ -110,9 +110,10 @@ static void split(myers *m, long a0, long a1, long b0, long b1, long *sx, long *
             --fmax;
         for (d = fmax; d >= fmin; d -= 2) {
             long x = fv[d - 1] >= fv[d + 1] ? fv[d - 1] + 1 : fv[d + 1];
-            long y = x - d;
+            long y = x - d, x0 = x;
             while (x < a1 && y < b1 && a[x] == b[y])
                 x++, y++;
+            m->steps += (uint64_t)(x - x0);
             fv[d] = x;
             if (odd && bmin <= d && d <= bmax && bv[d] <= x) {
                 *sx = x;
@@ -131,9 +132,10 @@ static void split(myers *m, long a0, long a1, long b0, long b1, long *sx, long *
             --bmax;
         for (d = bmax; d >= bmin; d -= 2) {
             long x = bv[d - 1] < bv[d + 1] ? bv[d - 1] : bv[d + 1] - 1;
-            long y = x - d;
+            long y = x - d, x0 = x;
             while (x > a0 && y > b0 && a[x - 1] == b[y - 1])
                 x--, y--;
+            m->steps += (uint64_t)(x0 - x);
             bv[d] = x;
             if (!odd && fmin <= d && d <= fmax && x <= fv[d]) {
                 *sx = x;
@@ -141,6 +143,8 @@ static void split(myers *m, long a0, long a1, long b0, long b1, long *sx, long *
                 return;
             }
         }
+        /* Steps: the diagonals visited plus the snake lengths above, so
+         * the bound holds the whole search's work, not only its D. */
         m->steps += (uint64_t)(fmax - fmin + bmax - bmin) / 2 + 2;
         if (m->steps > m->max_steps) {
             m->over = true;
@@ -257,7 +261,7 @@ static void write_hunks(gk_buf *b, const line *la, long na, const line *lb, long
     free(g);
 }
 
-void gk_diff_text(gk_buf *b, const char *a_name, const char *a, size_t alen, const char *b_name,
+uint64_t gk_diff_text(gk_buf *b, const char *a_name, const char *a, size_t alen, const char *b_name,
                   const char *bb, size_t blen, uint64_t max_steps)
 {
     gk_buf_printf(b, "--- %s\n+++ %s\n", a_name, b_name);
@@ -284,6 +288,7 @@ void gk_diff_text(gk_buf *b, const char *a_name, const char *a, size_t alen, con
     };
     compare(&m, 0, (long)na, 0, (long)nb);
     write_hunks(b, la, (long)na, lb, (long)nb, da, db);
+    return m.steps;
 }
 
 /* ---- changes */
@@ -550,7 +555,8 @@ static void put_target(gk_buf *b, const gk_snap_node *n)
     put_name(b, "", t);
 }
 
-static void unified_file(gk_buf *b, const gk_snap_node *o, const gk_snap_node *n)
+/* left: what the whole unified diff may still spend on line diffs. */
+static void unified_file(gk_buf *b, const gk_snap_node *o, const gk_snap_node *n, uint64_t *left)
 {
     gk_autofree char *an = o ? name_of("a", o->path) : gk_strdup("/dev/null");
     gk_autofree char *bn = n ? name_of("b", n->path) : gk_strdup("/dev/null");
@@ -558,19 +564,32 @@ static void unified_file(gk_buf *b, const gk_snap_node *o, const gk_snap_node *n
         gk_buf_printf(b, "Files %s and %s differ (unreadable)\n", an, bn);
         return;
     }
+    /* An empty file has no line to show and a bare ---/+++ pair reads
+     * as nothing at all. */
+    if (!o && n->size == 0) {
+        gk_buf_printf(b, "New empty file %s\n", bn);
+        return;
+    }
+    if (!n && o->size == 0) {
+        gk_buf_printf(b, "Deleted empty file %s\n", an);
+        return;
+    }
     if ((o && !is_text(o)) || (n && !is_text(n))) {
         gk_buf_printf(b, "Binary files %s and %s differ\n", an, bn);
         return;
     }
-    gk_diff_text(b, an, o ? (const char *)o->bytes : "", o ? o->size : 0, bn,
-                 n ? (const char *)n->bytes : "", n ? n->size : 0, GK_DIFF_MAX_STEPS);
+    /* 1, not 0 (the default), once the total is spent: replace at once. */
+    uint64_t max = *left < GK_DIFF_MAX_STEPS ? (*left ? *left : 1) : GK_DIFF_MAX_STEPS;
+    uint64_t used = gk_diff_text(b, an, o ? (const char *)o->bytes : "", o ? o->size : 0, bn,
+                                 n ? (const char *)n->bytes : "", n ? n->size : 0, max);
+    *left = used < *left ? *left - used : 0;
 }
 
-static void unified_create(gk_buf *b, const gk_snap_node *n)
+static void unified_create(gk_buf *b, const gk_snap_node *n, uint64_t *left)
 {
     switch (n->kind) {
     case GK_SNAP_FILE:
-        unified_file(b, NULL, n);
+        unified_file(b, NULL, n, left);
         break;
     case GK_SNAP_DIR:
         gk_buf_puts(b, "New directory ");
@@ -592,11 +611,11 @@ static void unified_create(gk_buf *b, const gk_snap_node *n)
     }
 }
 
-static void unified_delete(gk_buf *b, const gk_snap_node *o)
+static void unified_delete(gk_buf *b, const gk_snap_node *o, uint64_t *left)
 {
     switch (o->kind) {
     case GK_SNAP_FILE:
-        unified_file(b, o, NULL);
+        unified_file(b, o, NULL, left);
         break;
     case GK_SNAP_DIR:
         gk_buf_puts(b, "Deleted directory ");
@@ -618,19 +637,19 @@ static void unified_delete(gk_buf *b, const gk_snap_node *o)
     }
 }
 
-static void unified_change(gk_buf *b, const change *x)
+static void unified_change(gk_buf *b, const change *x, uint64_t *left)
 {
     switch (x->kind) {
     case CH_CREATE:
     case CH_MKDIR:
-        unified_create(b, x->new);
+        unified_create(b, x->new, left);
         break;
     case CH_DELETE:
-        unified_delete(b, x->old);
+        unified_delete(b, x->old, left);
         break;
     case CH_REPLACE:
-        unified_delete(b, x->old);
-        unified_create(b, x->new);
+        unified_delete(b, x->old, left);
+        unified_create(b, x->new, left);
         break;
     case CH_MODIFY:
         if (x->new->kind == GK_SNAP_SYMLINK) {
@@ -642,7 +661,7 @@ static void unified_change(gk_buf *b, const change *x)
             put_target(b, x->new);
             gk_buf_putc(b, '\n');
         } else {
-            unified_file(b, x->old, x->new);
+            unified_file(b, x->old, x->new, left);
         }
         break;
     }
@@ -662,29 +681,48 @@ static void unified_meta(gk_buf *b, const meta *m)
     }
 }
 
-static void diff_unified(const changes *c, gk_buf *out)
+/* Each entry is written to a piece of its own and kept only while the
+ * text so far is within budget raw bytes: every raw byte costs at least
+ * one escaped byte, so nothing past that can survive the cut, and only
+ * its length (*dropped, for the marker's N) is needed. */
+static void keep_piece(gk_buf *out, gk_buf *piece, size_t budget, size_t *dropped)
+{
+    if (!budget || out->len <= budget)
+        gk_buf_add(out, piece->data ? piece->data : "", piece->len);
+    else
+        *dropped += piece->len;
+    piece->len = 0;
+}
+
+static void diff_unified(const changes *c, size_t budget, gk_buf *out, size_t *dropped)
 {
     /* The current tree's changes and the metadata lines, merged by path
      * (a path's metadata first), then the deletions. */
+    gk_buf piece = {0};
+    uint64_t left = GK_DIFF_MAX_TOTAL_STEPS;
     size_t i = 0, k = 0;
     while (i < c->ncur || k < c->nmeta) {
         const char *pc = i < c->ncur ? c->cur[i].new->path : NULL;
         const char *pm = k < c->nmeta ? c->meta[k].new->path : NULL;
         if (pm && (!pc || gk_strcmp_bytes(pm, pc) <= 0))
-            unified_meta(out, &c->meta[k++]);
+            unified_meta(&piece, &c->meta[k++]);
         else
-            unified_change(out, &c->cur[i++]);
+            unified_change(&piece, &c->cur[i++], &left);
+        keep_piece(out, &piece, budget, dropped);
     }
-    for (size_t d = 0; d < c->ndel; d++)
-        unified_change(out, &c->del[d]);
+    for (size_t d = 0; d < c->ndel; d++) {
+        unified_change(&piece, &c->del[d], &left);
+        keep_piece(out, &piece, budget, dropped);
+    }
+    gk_buf_free(&piece);
 }
 
 /* Cut a unified diff to budget (escaped size): before the newline that
  * ends its last whole line, then the marker. */
-static int cut_unified(gk_buf *b, size_t budget, bool *cut, char **err)
+static int cut_unified(gk_buf *b, size_t dropped, size_t budget, bool *cut, char **err)
 {
-    size_t total = b->len;
-    if (!budget || gk_json_escaped_size(b->data, total) <= budget) {
+    size_t total = b->len + dropped;
+    if (!budget || (!dropped && gk_json_escaped_size(b->data, b->len) <= budget)) {
         *cut = false;
         return 0;
     }
@@ -696,7 +734,7 @@ static int cut_unified(gk_buf *b, size_t budget, bool *cut, char **err)
                                "diff budget of %zu bytes cannot hold the truncation marker",
                                budget);
     size_t esc;
-    size_t fit = gk_json_escaped_prefix(b->data, total, budget - mark, &esc);
+    size_t fit = gk_json_escaped_prefix(b->data, b->len, budget - mark, &esc);
     /* The kept text is b[0, p) where b[p] is a '\n' and p <= fit. */
     size_t p = fit;
     while (p > 0 && b->data[p] != '\n')
@@ -722,8 +760,9 @@ int gk_scratch_diff(const gk_snapshot *before, const gk_snapshot *after, const g
     if (o->format == GK_DIFF_JSON) {
         rc = diff_json(&c, o, &b, &was_cut, err);
     } else {
-        diff_unified(&c, &b);
-        rc = cut_unified(&b, o->budget, &was_cut, err);
+        size_t dropped = 0;
+        diff_unified(&c, o->budget, &b, &dropped);
+        rc = cut_unified(&b, dropped, o->budget, &was_cut, err);
     }
     changes_free(&c);
     if (rc < 0) {

@@ -319,6 +319,12 @@ static int mat_file_at(int parent, const gk_scratch_entry *e, const char *name, 
 
 int gk_scratch_materialise(int dirfd, const gk_scratch_list *l, char **err)
 {
+    /* The walk below relies on the rules (no "..", no duplicate, nothing
+     * below a file): checked again, since it costs little next to the
+     * syscalls, so an unchecked list fails here instead of half-way. */
+    int vrc = gk_scratch_validate(l, 0, 0, NULL, err);
+    if (vrc < 0)
+        return vrc;
     gk_autofree const gk_scratch_entry **v = sorted_entries(l);
     /* The open ancestor chain; st[0] is the root, never closed here. */
     gk_autofree mat_dir *st = gk_calloc(GK_SCRATCH_MAX_DEPTH + 2, sizeof(*st));

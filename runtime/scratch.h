@@ -70,19 +70,22 @@ typedef struct gk_scratch_totals {
     size_t implied;   /* parents no entry names (created as 0755 dirs) */
 } gk_scratch_totals;
 
-/* The §3a rules, in this order per entry: the path begins with '/', holds
- * no NUL (paths are C strings: a JSON "\u0000" must be refused by the
- * decoder or arrive here as a shorter path, so the frame code checks
- * strlen against the decoded length and calls this with the message
- * GK_SCRATCH_MSG_NUL), no empty component ("//", a trailing '/'), no "."
- * or ".." component, is not "/" itself, the mode is -1 or within 01777
- * (no set-user-ID/set-group-ID bits), a dir carries no bytes; then over
+/* The §3a rules, in this order per entry (gk_scratch_check_path): the
+ * path begins with '/', is not "/" itself, has no empty component ("//",
+ * a trailing '/'), no "." or ".." component, at most GK_SCRATCH_MAX_DEPTH
+ * components; then the mode is -1 or a permission mode (<= 07777) without
+ * set-user-ID/set-group-ID bits, and a dir carries no bytes; then over
  * the list: no duplicate, no entry below a file; then the totals: bytes
  * <= quota_bytes and nodes <= node_limit (0: no limit), both "refused
  * before spawning". Parents need not be listed: a missing one is implied
  * (a 0755 dir) and counted as a node, and so is the tmpfs root, since
  * nr_inodes counts it too: a list that passes always fits the tmpfs's
- * inodes. totals may be NULL. -EINVAL (a rule) or -ENOSPC (a total). */
+ * inodes. Bytes are the files' lengths as §3a says; tmpfs allocates
+ * pages, so many small files can still fill a quota they fit by length:
+ * materialisation then fails with ENOSPC, naming the file. Entries' paths
+ * are C strings: a NUL from a decoded JSON string is found by calling
+ * gk_scratch_check_path with the decoded length first. totals may be
+ * NULL. -EINVAL (a rule) or -ENOSPC (a total). */
 GK_HIDDEN int gk_scratch_validate(const gk_scratch_list *l, uint64_t quota_bytes,
                                   uint64_t node_limit, gk_scratch_totals *totals, char **err);
 #define GK_SCRATCH_MSG_NUL "contains a NUL byte"
@@ -92,8 +95,9 @@ GK_HIDDEN int gk_scratch_validate(const gk_scratch_list *l, uint64_t quota_bytes
  * message. what names the path in it ("baseline path", "seed DEST"). */
 GK_HIDDEN int gk_scratch_check_path(const char *what, const char *path, size_t len, char **err);
 
-/* Create every entry (and implied parent) of a validated list below
- * dirfd, which must be an empty directory: mkdirat/openat with
+/* Create every entry (and implied parent) of a list below dirfd, which
+ * must be an empty directory (the list is validated again first, without
+ * totals: those are the tmpfs's to enforce now): mkdirat/openat with
  * O_NOFOLLOW|O_EXCL|O_CLOEXEC relative to opened parents, short-write
  * loops, exact modes set by fchmod (umask-independent; directories get
  * theirs after their children exist, so a 0555 dir can hold files).
@@ -158,10 +162,14 @@ typedef struct gk_diff_opts {
 /* The §3c diff limit. */
 #define GK_DIFF_BUDGET ((size_t)24 << 20)
 
-/* Line-diff bound: past this many Myers steps (about (N+M)·D) for one
- * file pair, that file's hunk is one whole-file replace (every old line
- * removed, every new line added) instead of a minimal one. */
-#define GK_DIFF_MAX_STEPS ((uint64_t)1 << 26)
+/* Line-diff bounds: past GK_DIFF_MAX_STEPS Myers steps (diagonals visited
+ * plus snake lengths, about (N+M)·D) for one file pair, or once the whole
+ * diff has spent GK_DIFF_MAX_TOTAL_STEPS, a file's hunk is one replace of
+ * everything between its common head and tail (every old line removed,
+ * every new one added) instead of a minimal one: still a correct diff,
+ * only a longer one. (About 0.2 s for one pair, 1.5 s for a whole diff.) */
+#define GK_DIFF_MAX_STEPS ((uint64_t)1 << 24)
+#define GK_DIFF_MAX_TOTAL_STEPS ((uint64_t)1 << 27)
 
 /* The changes from before to after. JSON format:
  *   {"changes":[{"kind":K,"path":P,"oldBytes":N,"newBytes":M},...],
@@ -183,6 +191,10 @@ typedef struct gk_diff_opts {
  * without NUL) as ---/+++ headers (/dev/null for a creation or deletion)
  * and @@ hunks with 3 lines of context and "\ No newline at end of file";
  * other files "Binary files a/P and b/P differ" (/dev/null for one side);
+ * an empty file created or deleted "New empty file b/P" / "Deleted empty
+ * file a/P"; a file the snapshot could not read "Files a/P and b/P differ
+ * (unreadable)"; paths (and link targets) holding a control character,
+ * '"' or '\\' are double-quoted with C escapes, as git does;
  * dirs "New directory b/P" / "Deleted directory a/P"; symlinks
  * "New symlink b/P -> T", "Deleted symlink a/P -> T", "Changed symlink
  * b/P: T1 -> T2"; other nodes "New special file b/P" / "Deleted special
@@ -202,8 +214,9 @@ GK_HIDDEN int gk_scratch_diff(const gk_snapshot *before, const gk_snapshot *afte
                               char **err);
 
 /* The unified line diff of two texts alone (what each text file pair
- * gets), headers given; appended to b. For tests and the fuzz target. */
-GK_HIDDEN void gk_diff_text(gk_buf *b, const char *a_name, const char *a, size_t alen,
+ * gets), headers given; appended to b. max_steps 0: GK_DIFF_MAX_STEPS.
+ * Returns the steps spent. For the scratch diff, tests and fuzzing. */
+GK_HIDDEN uint64_t gk_diff_text(gk_buf *b, const char *a_name, const char *a, size_t alen,
                             const char *b_name, const char *bb, size_t blen, uint64_t max_steps);
 
 /* ---- the tmpfs */
@@ -223,7 +236,10 @@ GK_HIDDEN int gk_scratch_seed_parse(const char *arg, char **host, char **dest, c
  * path; NULL: the default), appended to into. Refuses (-ELOOP) a host
  * symlink anywhere, the top included, naming it; refuses special files
  * (-EINVAL) and a total content beyond max_bytes (-EFBIG; 0: 1 GiB).
- * Modes are the host's & 01777. Merging with what into already holds: a
+ * The host path's own parents may be symlinks (they are how the user
+ * names it); the path itself and everything below it may not, and
+ * nothing is opened without O_NOFOLLOW. Modes are the host's & 01777
+ * (set-user-ID and set-group-ID bits dropped). Merging with what into already holds: a
  * dir seeded twice merges (the first mode kept); any other path already
  * present, or a path below a file already present, is a conflict
  * (-EEXIST) naming the path and the seed. On failure into is unchanged. */

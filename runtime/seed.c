@@ -130,20 +130,23 @@ static uint64_t list_bytes(const gk_scratch_list *l)
     return t;
 }
 
-static int seed_dir(const char *host, int fd, const char *dest, uint64_t room,
+static int seed_dir(const char *host, int fd, const char *dest, uint64_t room, uint64_t max,
                     gk_scratch_list *fresh, char **err)
 {
     gk_snapshot s;
     gk_snapshot_limits lim = {.max_nodes = SEED_MAX_NODES, .max_bytes = room ? room : 1};
     gk_autofree char *werr = NULL;
     int rc = gk_snapshot_take(fd, &lim, &s, &werr);
+    if (rc == -E2BIG && strstr(werr, "bytes of files"))
+        return gk_scratch_fail(err, -EFBIG, "seed \"%s\": the seeds hold more than %llu bytes",
+                               host, (unsigned long long)max);
     if (rc == -E2BIG)
         return gk_scratch_fail(err, -EFBIG, "seed \"%s\": %s", host, werr);
     if (rc < 0)
         return gk_scratch_fail(err, rc, "seed \"%s\": %s", host, werr);
     if (s.content_bytes > room)
         rc = gk_scratch_fail(err, -EFBIG, "seed \"%s\": the seeds hold more than %llu bytes",
-                             host, (unsigned long long)room);
+                             host, (unsigned long long)max);
     for (size_t i = 0; i < s.n && rc == 0; i++) {
         gk_snap_node *nd = &s.v[i];
         if (nd->kind == GK_SNAP_SYMLINK)
@@ -226,7 +229,7 @@ int gk_scratch_seed_read(const char *host_path, const char *dest, uint64_t max_b
     if (S_ISDIR(fst.st_mode)) {
         if (strcmp(dest, "/") != 0)
             gk_scratch_list_add(&fresh, dest, GK_SCRATCH_DIR, NULL, 0, (int)(fst.st_mode & 01777));
-        rc = seed_dir(host_path, fd, dest, room, &fresh, err); /* fd is not taken */
+        rc = seed_dir(host_path, fd, dest, room, max_bytes, &fresh, err); /* fd is not taken */
         close(fd);
     } else {
         if (strcmp(dest, "/") == 0) {

@@ -16,9 +16,17 @@
 
 int gk_scratch_read_fd(int fd, uint64_t max, unsigned char **out, size_t *len)
 {
+    /* Sized by fstat, so a snapshot holds what the files hold and not a
+     * read buffer per file; a file that grows meanwhile still reads whole. */
+    struct stat st;
+    size_t hint = fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= max
+                      ? (size_t)st.st_size
+                      : 0;
     gk_buf b = {0};
+    gk_buf_grow(&b, hint + 1);
     for (;;) {
-        gk_buf_grow(&b, 65536);
+        if (b.cap - b.len - 1 == 0)
+            gk_buf_grow(&b, b.len < 65536 ? 65536 : b.len);
         ssize_t r = read(fd, b.data + b.len, b.cap - b.len - 1);
         if (r < 0) {
             if (errno == EINTR)
@@ -42,6 +50,8 @@ int gk_scratch_read_fd(int fd, uint64_t max, unsigned char **out, size_t *len)
         return 0;
     }
     b.data[b.len] = '\0';
+    if (b.cap > b.len + 1 + 4096)
+        b.data = gk_realloc(b.data, b.len + 1);
     *out = (unsigned char *)gk_buf_steal(&b, len);
     return 0;
 }
@@ -226,7 +236,8 @@ int gk_snapshot_take(int dirfd, const gk_snapshot_limits *lim, gk_snapshot *out,
         gk_snapshot_free(out);
         return rc;
     }
-    qsort(out->v, out->n, sizeof(*out->v), cmp_node);
+    if (out->n) /* qsort of a NULL array is undefined, even empty */
+        qsort(out->v, out->n, sizeof(*out->v), cmp_node);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <jansson.h>
@@ -74,6 +75,20 @@ static char *golden_path(const char *name)
 {
     gk_autofree char *rel = gk_printf("tests/data/diff/%s", name);
     return gk_test_path(rel);
+}
+
+/* err matches the formatted message; both are freed. */
+static void expect_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void expect_err(char **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gk_autofree char *want = gk_vprintf(fmt, ap);
+    va_end(ap);
+    ck_assert_ptr_nonnull(*err);
+    ck_assert_str_eq(*err, want);
+    free(*err);
+    *err = NULL;
 }
 
 /* ---- validation: one row per rule, the exact message */
@@ -471,6 +486,7 @@ static void make_change_trees(const char *dir, gk_snapshot *before, gk_snapshot 
     gk_scratch_list_add(&l, "/prog.bin", GK_SCRATCH_FILE, bin1, sizeof(bin1), 0755);
     gk_scratch_list_add(&l, "/mode.sh", GK_SCRATCH_FILE, "#!/bin/sh\n", 10, 0644);
     gk_scratch_list_add(&l, "/eol.txt", GK_SCRATCH_FILE, "a\nb", 3, -1);
+    gk_scratch_list_add(&l, "/empty-gone", GK_SCRATCH_FILE, NULL, 0, -1);
     gk_autofree char *err = NULL;
     ck_assert_int_eq(gk_scratch_validate(&l, 0, 0, NULL, &err), 0);
     int fd = open_dir(dir);
@@ -496,6 +512,8 @@ static void make_change_trees(const char *dir, gk_snapshot *before, gk_snapshot 
     close(b);
     ck_assert_int_eq(fchmodat(fd, "mode.sh", 0755, 0), 0);
     put(fd, "eol.txt", "a\nb\n");
+    ck_assert_int_eq(unlinkat(fd, "empty-gone", 0), 0);
+    put(fd, "empty-new", "");
     ck_assert_int_eq(symlinkat("keep.txt", fd, "link"), 0);
     ck_assert_int_eq(mkfifoat(fd, "pipe", 0600), 0);
     stamp_all(fd, 1000000000);
@@ -548,6 +566,108 @@ START_TEST(diff_each_kind_matches_goldens)
     free(out);
     gk_snapshot_free(&before);
     gk_snapshot_free(&after);
+    rm_rf(dir);
+}
+END_TEST
+
+/* Names that need quoting, a symlink whose target holds a newline, a
+ * name that is not UTF-8: every unified entry stays one line per line of
+ * its own, and the JSON document stays valid (U+FFFD for the bad byte). */
+START_TEST(diff_quotes_odd_names_and_targets)
+{
+    gk_autofree char *dir = temp_dir("odd");
+    int fd = open_dir(dir);
+    gk_snapshot before, after;
+    gk_autofree char *err = NULL;
+    ck_assert_int_eq(gk_snapshot_take(fd, NULL, &before, &err), 0);
+    put(fd, "tab\there", "x\n");
+    put(fd, "quote\"back\\slash", "y\n");
+    put(fd, "bad\xff", "z\n");
+    ck_assert_int_eq(symlinkat("line1\nline2", fd, "nl-link"), 0);
+    ck_assert_int_eq(gk_snapshot_take(fd, NULL, &after, &err), 0);
+    gk_diff_opts o = {.format = GK_DIFF_UNIFIED};
+    char *out;
+    ck_assert_int_eq(gk_scratch_diff(&before, &after, &o, &out, NULL, NULL, &err), 0);
+    ck_assert_str_eq(out, "--- /dev/null\n+++ b/bad\xff\n@@ -0,0 +1 @@\n+z\n"
+                          "New symlink b/nl-link -> \"line1\\nline2\"\n"
+                          "--- /dev/null\n+++ \"b/quote\\\"back\\\\slash\"\n@@ -0,0 +1 @@\n+y\n"
+                          "--- /dev/null\n+++ \"b/tab\\there\"\n@@ -0,0 +1 @@\n+x\n");
+    free(out);
+    o.format = GK_DIFF_JSON;
+    ck_assert_int_eq(gk_scratch_diff(&before, &after, &o, &out, NULL, NULL, &err), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    ck_assert_ptr_nonnull(doc);
+    json_t *first = json_array_get(json_object_get(doc, "changes"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(first, "path")), "/bad\xef\xbf\xbd");
+    json_decref(doc);
+    free(out);
+    gk_snapshot_free(&before);
+    gk_snapshot_free(&after);
+    close(fd);
+    rm_rf(dir);
+}
+END_TEST
+
+/* As the unprivileged user a 0000 file cannot be read: the snapshot says
+ * so, and a change to it is still seen through its size and mtime. */
+static char *unreadable_child(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    put(fd, "secret", "s\n");
+    fchmodat(fd, "secret", 0, 0);
+    gk_snapshot before, after;
+    char *err = NULL;
+    if (gk_snapshot_take(fd, NULL, &before, &err) < 0)
+        return err;
+    const gk_snap_node *n = find(&before, "/secret");
+    if (!n || !n->unreadable || n->bytes)
+        return gk_strdup("a 0000 file was read or not marked unreadable");
+    fchmodat(fd, "secret", 0600, 0);
+    put(fd, "secret", "longer\n");
+    fchmodat(fd, "secret", 0, 0);
+    if (gk_snapshot_take(fd, NULL, &after, &err) < 0)
+        return err;
+    gk_diff_opts o = {.format = GK_DIFF_UNIFIED};
+    char *out;
+    if (gk_scratch_diff(&before, &after, &o, &out, NULL, NULL, &err) < 0)
+        return err;
+    char *fail = NULL;
+    if (strcmp(out, "Files a/secret and b/secret differ (unreadable)\n") != 0)
+        fail = gk_printf("unified: %s", out);
+    free(out);
+    gk_snapshot_free(&before);
+    gk_snapshot_free(&after);
+    close(fd);
+    return fail;
+}
+
+START_TEST(snapshot_of_an_unreadable_file_as_the_test_user)
+{
+    uid_t uid;
+    gid_t gid;
+    ck_assert_msg(gk_test_user(&uid, &gid), "no unprivileged test user");
+    gk_autofree char *dir = temp_dir("unread");
+    ck_assert_int_eq(chown(dir, uid, gid), 0);
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
+            _exit(3);
+        char *fail = unreadable_child(dir);
+        if (fail)
+            (void)!write(pfd[1], fail, strlen(fail));
+        _exit(fail ? 1 : 0);
+    }
+    close(pfd[1]);
+    char msg[1024] = {0};
+    (void)!read(pfd[0], msg, sizeof(msg) - 1);
+    close(pfd[0]);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s (status %d)", msg, st);
     rm_rf(dir);
 }
 END_TEST
@@ -867,15 +987,15 @@ START_TEST(seed_reads_files_and_trees_and_merges)
     ck_assert_int_eq(gk_scratch_seed_read(lone, NULL, 0, &l, &err), 0);
     /* The same dir seeded again at another place, and a dir merge. */
     ck_assert_int_eq(gk_scratch_seed_read(sub, "/proj/sub", 0, &l, &err), -EEXIST);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"/proj/sub/b.sh\" is already in the baseline "
+    expect_err(&err, "seed \"%s\": \"/proj/sub/b.sh\" is already in the baseline "
                                     "(from an earlier seed)",
-                                    sub));
+                                    sub);
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/proj/sub/lone", 0, &l, &err), 0);
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/lone.txt/x", 0, &l, &err), -EEXIST);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"/lone.txt/x\" is below the file "
+    expect_err(&err, "seed \"%s\": \"/lone.txt/x\" is below the file "
                                     "\"/lone.txt\" of an earlier seed",
-                                    lone));
+                                    lone);
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(proj, "/etc/lone/inner", 0, &l, &err), -EEXIST);
     free(gk_steal(&err));
@@ -912,12 +1032,18 @@ START_TEST(seed_reads_files_and_trees_and_merges)
     gk_scratch_list_free(&l);
     ck_assert_int_eq(gk_scratch_seed_read(proj, "/", 10, &l, &err), -EFBIG);
     ck_assert_uint_eq(l.n, 0);
-    free(gk_steal(&err));
+    expect_err(&err, "seed \"%s\": the seeds hold more than 10 bytes", proj);
+    /* The bound is on all seeds together. */
+    ck_assert_int_eq(gk_scratch_seed_read(lone, "/one", 20, &l, &err), 0);
+    ck_assert_int_eq(gk_scratch_seed_read(proj, "/p", 20, &l, &err), -EFBIG);
+    expect_err(&err, "seed \"%s\": the seeds hold more than 20 bytes", proj);
+    ck_assert_uint_eq(l.n, 1);
+    gk_scratch_list_free(&l);
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/x", 4, &l, &err), -EFBIG);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": the seeds hold more than 4 bytes", lone));
+    expect_err(&err, "seed \"%s\": the seeds hold more than 4 bytes", lone);
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/a/../b", 0, &l, &err), -EINVAL);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": DEST \"/a/../b\" has a \"..\" component", lone));
+    expect_err(&err, "seed \"%s\": DEST \"/a/../b\" has a \"..\" component", lone);
     rm_rf(dir);
 }
 END_TEST
@@ -934,29 +1060,28 @@ START_TEST(seed_refuses_host_symlinks_and_special_files)
     gk_scratch_list l = {0};
     gk_autofree char *err = NULL;
     ck_assert_int_eq(gk_scratch_seed_read(top, NULL, 0, &l, &err), -ELOOP);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"%s\" is a symlink (seeds never follow or "
+    expect_err(&err, "seed \"%s\": \"%s\" is a symlink (seeds never follow or "
                                     "copy host symlinks)",
-                                    top, top));
+                                    top, top);
     free(gk_steal(&err));
     gk_autofree char *inner = gk_path_join(proj, "inner-link");
     ck_assert_int_eq(symlink("/etc/passwd", inner), 0);
     ck_assert_int_eq(gk_scratch_seed_read(proj, NULL, 0, &l, &err), -ELOOP);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"%s/inner-link\" is a symlink (seeds never "
+    expect_err(&err, "seed \"%s\": \"%s/inner-link\" is a symlink (seeds never "
                                     "follow or copy host symlinks)",
-                                    proj, proj));
+                                    proj, proj);
     ck_assert_uint_eq(l.n, 0);
     free(gk_steal(&err));
     ck_assert_int_eq(unlink(inner), 0);
     gk_autofree char *fifo = gk_path_join(proj, "fifo");
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
     ck_assert_int_eq(gk_scratch_seed_read(proj, NULL, 0, &l, &err), -EINVAL);
-    ck_assert_str_eq(err, gk_printf("seed \"%s\": \"%s/fifo\" is not a regular file or directory",
-                                    proj, proj));
+    expect_err(&err, "seed \"%s\": \"%s/fifo\" is not a regular file or directory",
+                                    proj, proj);
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(fifo, "/p", 0, &l, &err), -EINVAL);
-    ck_assert_str_eq(err,
-                     gk_printf("seed \"%s\": \"%s\" is not a regular file or directory", fifo,
-                               fifo));
+    expect_err(&err, "seed \"%s\": \"%s\" is not a regular file or directory", fifo,
+                               fifo);
     ck_assert_uint_eq(l.n, 0);
     rm_rf(dir);
 }
@@ -1116,6 +1241,8 @@ static Suite *suite(void)
     TCase *d = tcase_create("diff");
     tcase_set_timeout(d, 60);
     tcase_add_test(d, diff_each_kind_matches_goldens);
+    tcase_add_test(d, diff_quotes_odd_names_and_targets);
+    tcase_add_test(d, snapshot_of_an_unreadable_file_as_the_test_user);
     tcase_add_test(d, line_diff_applies_with_patch_and_is_minimal);
     tcase_add_test(d, line_diff_hunks_and_bound);
     tcase_add_test(d, json_budget_drops_whole_entries);
