@@ -183,6 +183,35 @@ static grant_run_result *host_error(char *msg)
     return res;
 }
 
+static gk_supervise_opts supervise_opts(const grant_supervise_opts *o, long long timeout_ms)
+{
+    return (gk_supervise_opts){
+        .program = o->child_program && strcmp(o->child_program, GRANT_CHILD_SELF) == 0
+                       ? NULL
+                   : o->child_program ? o->child_program
+                                      : GK_GRANTRUN_PATH,
+        .argv = (char *const *)o->child_argv,
+        .bwrap = o->bwrap,
+        .helper = o->helper,
+        .timeout_ms = (long)timeout_ms,
+        .grace_ms = o->grace_ms,
+    };
+}
+
+static int run_payload(const char *json, size_t len, const grant_supervise_opts *o,
+                       long long timeout_ms, grant_run_result **out)
+{
+    gk_supervise_opts so = supervise_opts(o, timeout_ms);
+    grant_run_result *res = gk_calloc(1, sizeof(*res));
+    int rc = gk_supervise(json, len, &so, &res->r);
+    if (rc < 0) {
+        free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}
+
 /* The payload, checked: the parent refuses what the child would. */
 int grant_supervise_json(const char *json, size_t len, const grant_supervise_opts *o,
                          grant_run_result **out)
@@ -201,41 +230,55 @@ int grant_supervise_json(const char *json, size_t len, const grant_supervise_opt
         *out = host_error(err);
         return 0;
     }
-    gk_supervise_opts so = {
-        .program = o->child_program && strcmp(o->child_program, GRANT_CHILD_SELF) == 0
-                       ? NULL
-                   : o->child_program ? o->child_program
-                                      : GK_GRANTRUN_PATH,
-        .argv = (char *const *)o->child_argv,
-        .bwrap = o->bwrap,
-        .helper = o->helper,
-        .timeout_ms = (long)req.timeout_ms,
-        .grace_ms = o->grace_ms,
-    };
+    long long timeout_ms = req.timeout_ms;
     gk_run_request_clear(&req);
-    grant_run_result *res = gk_calloc(1, sizeof(*res));
-    int rc = gk_supervise(json, len, &so, &res->r);
-    if (rc < 0) {
-        free(res);
-        return rc;
-    }
-    *out = res;
-    return 0;
+    return run_payload(json, len, o, timeout_ms, out);
 }
 
+/* A request built here is checked as the parser would check its payload
+ * (the rules that do not follow from the setters), without parsing it
+ * back: a large baseline costs its encoding once. */
 int grant_supervise(const grant_run_request *r, const grant_supervise_opts *o,
                     grant_run_result **out)
 {
-    if (!r || !o || !out)
+    if (!r || !o || !out || (!o->bwrap && !o->child_argv))
         return -EINVAL;
-    if (r->r.argv.n == 0 || !r->r.policy) {
-        *out = host_error(gk_strdup(r->r.argv.n == 0 ? "the run-request has no command"
-                                                      : "the run-request has no policy"));
+    const gk_run_request *q = &r->r;
+    if (q->argv.n == 0 || !q->policy) {
+        *out = host_error(gk_strdup(q->argv.n == 0 ? "the run-request has no command"
+                                                    : "the run-request has no policy"));
         return 0;
     }
+    if (q->include_diff && !q->root) {
+        *out = host_error(gk_strdup("run-request: run.includeDiff is true but baseline.root is "
+                                    "null: there is no scratch tree to diff"));
+        return 0;
+    }
+    if (!q->root && q->files.n) {
+        *out = host_error(gk_strdup("run-request: baseline.files without a baseline.root"));
+        return 0;
+    }
+    if (q->root) {
+        char *why = NULL;
+        if (gk_scratch_validate(&q->files, (uint64_t)q->fs_quota, (uint64_t)q->fs_nodes, NULL,
+                                &why) < 0) {
+            *out = host_error(gk_printf("run-request: baseline refused, nothing ran: %s",
+                                        why ? why : ""));
+            free(why);
+            return 0;
+        }
+    }
     gk_buf b = {0};
-    gk_run_request_encode(&r->r, &b);
-    int rc = grant_supervise_json(b.data, b.len, o, out);
+    gk_run_request_encode(q, &b);
+    int rc;
+    if (b.len > GK_FRAME_MAX) {
+        *out = host_error(gk_printf("the run-request is %zu bytes, over the frame limit of %zu "
+                                    "bytes; nothing ran",
+                                    b.len, GK_FRAME_MAX));
+        rc = 0;
+    } else {
+        rc = run_payload(b.data, b.len, o, q->timeout_ms, out);
+    }
     gk_buf_free(&b);
     return rc;
 }
