@@ -2,8 +2,8 @@
  *
  * The scratch tree: bwrap can size a tmpfs but not limit its inodes, and
  * a tmpfs bwrap makes is gone before it can be diffed, so the child
- * unshares a user and mount namespace (its own uid and gid mapped to
- * themselves, so it works as root and as an ordinary user), mounts
+ * unshares a mount namespace (and, unless it is root, a user namespace
+ * with its own uid and gid mapped to themselves), mounts
  * `tmpfs size=fsQuotaBytes,nr_inodes=fsNodeLimit` on a fresh private
  * directory (/tmp/grantkit-frame-XXXXXX: on the host only an empty
  * directory, removed at the end), materialises the baseline there, and
@@ -113,7 +113,8 @@ static int write_proc(const char *path, const char *text)
 
 /* A user and mount namespace of our own, with the scratch tmpfs mounted on
  * dir. Returns NULL or why not. */
-static char *scratch_mount(const char *dir, long long quota, long long nodes)
+/* Map our own uid and gid into a fresh user namespace. NULL or why not. */
+static char *own_user_namespace(void)
 {
     uid_t uid = getuid();
     gid_t gid = getgid();
@@ -132,6 +133,19 @@ static char *scratch_mount(const char *dir, long long quota, long long nodes)
         return gk_printf("confinement unavailable: cannot map uid %u in the scratch's user "
                          "namespace: %s",
                          (unsigned)uid, strerror(-rc));
+    return NULL;
+}
+
+/* A mount namespace of our own (with a user namespace unless we are
+ * root, who needs none to mount and keeps its DAC override for what bwrap
+ * binds), with the scratch tmpfs mounted on dir. NULL or why not. */
+static char *scratch_mount(const char *dir, long long quota, long long nodes)
+{
+    if (!(geteuid() == 0 && unshare(CLONE_NEWNS) == 0)) {
+        char *why = own_user_namespace();
+        if (why)
+            return why;
+    }
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         return gk_printf("confinement unavailable: cannot make the mounts private: %s",
                          strerror(errno));
