@@ -265,8 +265,11 @@ static json_t *open_doc(rd *r, const char *payload, size_t len, const char *type
  * *spans), which no base64 text can be; parse_file takes the bytes from
  * the span. Only the exact compact spelling is lifted (a quote inside a
  * string is always escaped, so the pattern cannot start inside one);
- * jansson still checks everything around it. NULL when there is nothing
- * to lift. */
+ * jansson still checks everything around it. A member named base64 in
+ * another object (an environment variable of that name with a value of
+ * LIFT_MIN bytes) would arrive as the placeholder and be refused as
+ * holding a NUL: a refusal, never a changed meaning. NULL when there is
+ * nothing to lift. */
 static char *lift_base64(const char *payload, size_t len, span **spans, size_t *nspans,
                          size_t *out_len)
 {
