@@ -401,6 +401,9 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
     if (o->isolate == 0 && o->implies_process && !o->dry_run)
         cli_error("--seed, --root, --fs-quota, --fs-nodes, --diff, --diff-metadata and --json "
                   "need --isolate process; nothing ran");
+    else if (process && o->tty && !o->dry_run)
+        cli_error("--tty: with --isolate process the command's stdin is /dev/null and its "
+                  "output is captured, so there is no terminal to keep; nothing ran");
     else if (!bwrap || bwrap[0] != '/')
         cli_error("confinement unavailable: no bubblewrap (bwrap) on PATH; install it or pass "
                   "--bwrap PATH; nothing ran");
