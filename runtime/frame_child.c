@@ -292,8 +292,8 @@ static void classify(child *c, const gk_launch_result *lr, const struct rusage *
         r->failure = GK_FAIL_TIMEOUT;
         r->exit_code = -1;
         free(r->error_message);
-        r->error_message = gk_printf("timed out after %lld ms: the command was sent SIGTERM, "
-                                     "then SIGKILL 200 ms later",
+        r->error_message = gk_printf("timed out after %lld ms: SIGTERM to the command, SIGKILL "
+                                     "200 ms later to what was left",
                                      c->req.timeout_ms);
         return;
     }
@@ -320,9 +320,10 @@ static void classify(child *c, const gk_launch_result *lr, const struct rusage *
                                      cpu_ms);
         return;
     }
+    bool full = false;
     struct statfs fs;
-    if (c->dirfd >= 0 && fstatfs(c->dirfd, &fs) == 0 &&
-        (fs.f_bavail == 0 || fs.f_ffree == 0)) {
+    if (c->dirfd >= 0 && gk_scratch_full(c->dirfd, &full, NULL) == 0 && full &&
+        fstatfs(c->dirfd, &fs) == 0) {
         r->failure = GK_FAIL_RESOURCE;
         free(r->error_message);
         r->error_message =
