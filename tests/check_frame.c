@@ -885,7 +885,7 @@ START_TEST(fork_bomb_without_a_cgroup_is_no_resource_limit)
 }
 END_TEST
 
-START_TEST(denies_inside_the_scratch_hold)
+static void denies_hold(bool as_user)
 {
     gk_autofree char *dir = gk_printf("%s/secret", seeds);
     ck_assert_int_eq(mkdir(dir, 0755), 0);
@@ -897,7 +897,8 @@ START_TEST(denies_inside_the_scratch_hold)
     gk_test_write(rof, "keep\n", 0644);
     gk_autofree char *seed = gk_printf("--seed=%s=/", seeds);
     const char *args[] = {"--json", seed, "--diff", "json", NULL};
-    run r = isolated(false, args,
+    user_owns_base(as_user);
+    run r = isolated(as_user, args,
                      "cat /work/secret/key; echo cat=$?; echo changed > /work/ro/f; echo w=$?; "
                      "echo fine > /work/ok.txt");
     const char *out = jstr(&r, "output");
@@ -906,6 +907,17 @@ START_TEST(denies_inside_the_scratch_hold)
     ck_assert_str_eq(jstr(&r, "diff"), "{\"changes\":[{\"kind\":\"create\",\"path\":\"/ok.txt\","
                                        "\"oldBytes\":0,\"newBytes\":5}]}");
     run_free(&r);
+}
+
+START_TEST(denies_inside_the_scratch_hold)
+{
+    denies_hold(false);
+}
+END_TEST
+
+START_TEST(denies_inside_the_scratch_hold_as_user)
+{
+    denies_hold(true);
 }
 END_TEST
 
@@ -953,12 +965,13 @@ static const char diff_script[] =
     " && printf '\\001\\002\\000\\004' > bin.dat && chmod 755 run.sh"
     " && rm f2d && mkdir f2d && rm -r d2f && printf 'now a file\\n' > d2f";
 
-static void diff_golden(const char *format, const char *golden)
+static void diff_golden(bool as_user, const char *format, const char *golden)
 {
     diff_tree();
+    user_owns_base(as_user);
     gk_autofree char *seed = gk_printf("--seed=%s=/", seeds);
     const char *args[] = {"--json", seed, "--diff", format, NULL};
-    run r = isolated(false, args, diff_script);
+    run r = isolated(as_user, args, diff_script);
     ck_assert_msg(r.status == 0, "status %d: %s %s", r.status, r.err, jstr(&r, "errorMessage"));
     gk_autofree char *path = gk_test_path(golden);
     gk_test_golden_text(path, jstr(&r, "diff"));
@@ -967,13 +980,19 @@ static void diff_golden(const char *format, const char *golden)
 
 START_TEST(diff_json_golden)
 {
-    diff_golden("json", "tests/data/frame/diff.json");
+    diff_golden(false, "json", "tests/data/frame/diff.json");
+}
+END_TEST
+
+START_TEST(diff_json_golden_as_user)
+{
+    diff_golden(true, "json", "tests/data/frame/diff.json");
 }
 END_TEST
 
 START_TEST(diff_unified_golden)
 {
-    diff_golden("unified", "tests/data/frame/diff.unified");
+    diff_golden(false, "unified", "tests/data/frame/diff.unified");
 }
 END_TEST
 
@@ -1125,8 +1144,10 @@ int main(void)
     tcase_add_test(real, memory_hog_needs_a_cgroup);
     tcase_add_test(real, fork_bomb_without_a_cgroup_is_no_resource_limit);
     tcase_add_test(real, denies_inside_the_scratch_hold);
+    tcase_add_test(real, denies_inside_the_scratch_hold_as_user);
     tcase_add_test(real, host_symlink_seed_is_refused);
     tcase_add_test(real, diff_json_golden);
+    tcase_add_test(real, diff_json_golden_as_user);
     tcase_add_test(real, diff_unified_golden);
     tcase_add_test(real, diff_metadata_names_the_mode);
     tcase_add_test(real, frame_mode_host_errors);
