@@ -63,11 +63,11 @@ static void classify(const line *a, size_t na, const line *b, size_t nb, long *c
         const line *l = k < na ? &a[k] : &b[k - na];
         uint64_t h = gk_fnv(l->s, l->len);
         size_t i = (size_t)h & (size - 1);
-        while (t[i].l && !(t[i].h == h && t[i].l->len == l->len && memcmp(t[i].l->s, l->s, l->len) == 0))
+        while (t[i].l && !(t[i].h == h && t[i].l->len == l->len &&
+                           memcmp(t[i].l->s, l->s, l->len) == 0))
             i = (i + 1) & (size - 1);
-        if (!t[i].l) {
+        if (!t[i].l)
             t[i] = (slot){l, h, next++};
-        }
         if (k < na)
             ca[k] = t[i].id;
         else
@@ -328,9 +328,30 @@ typedef struct changes {
     size_t nmeta, capmeta;
 } changes;
 
+/* Below a dir one snapshot could not open or search: nothing there can
+ * be compared, so nothing there is reported (not as deleted, not as
+ * created). Only a walk without CAP_DAC_OVERRIDE meets one. */
+static bool below_unreadable(const gk_strvec *dirs, const char *p)
+{
+    for (size_t i = 0; i < dirs->n; i++)
+        if (gk_scratch_is_ancestor(dirs->v[i], p))
+            return true;
+    return false;
+}
+
+static void unreadable_dirs(const gk_snapshot *s, gk_strvec *out)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].kind == GK_SNAP_DIR && s->v[i].unreadable)
+            gk_strvec_push(out, s->v[i].path);
+}
+
 static void collect(const gk_snapshot *before, const gk_snapshot *after, bool metadata,
                     changes *c)
 {
+    gk_strvec blind = {0};
+    unreadable_dirs(before, &blind);
+    unreadable_dirs(after, &blind);
     size_t i = 0, j = 0;
     while (i < before->n || j < after->n) {
         int cmp = i < before->n && j < after->n
@@ -338,11 +359,13 @@ static void collect(const gk_snapshot *before, const gk_snapshot *after, bool me
                       : (i < before->n ? -1 : 1);
         if (cmp < 0) {
             change x = {CH_DELETE, &before->v[i++], NULL};
-            GK_VEC_PUSH(c->del, c->ndel, c->capdel, x);
+            if (!blind.n || !below_unreadable(&blind, x.old->path))
+                GK_VEC_PUSH(c->del, c->ndel, c->capdel, x);
         } else if (cmp > 0) {
             const gk_snap_node *n = &after->v[j++];
             change x = {n->kind == GK_SNAP_DIR ? CH_MKDIR : CH_CREATE, NULL, n};
-            GK_VEC_PUSH(c->cur, c->ncur, c->capcur, x);
+            if (!blind.n || !below_unreadable(&blind, n->path))
+                GK_VEC_PUSH(c->cur, c->ncur, c->capcur, x);
         } else {
             const gk_snap_node *o = &before->v[i++], *n = &after->v[j++];
             if (o->kind != n->kind) {
@@ -360,6 +383,7 @@ static void collect(const gk_snapshot *before, const gk_snapshot *after, bool me
             }
         }
     }
+    gk_strvec_free(&blind);
 }
 
 static void changes_free(changes *c)

@@ -121,8 +121,11 @@ typedef struct gk_snap_node {
     int64_t mtime_ns;      /* st_mtim as nanoseconds since the epoch */
     uint64_t size;         /* st_size (a symlink: its target's length) */
     unsigned char *bytes;  /* file content, or a symlink's target; NULL if empty */
-    bool unreadable;       /* a file the walk could not open (EACCES): size
-                            * and mtime are compared instead of bytes */
+    bool unreadable;       /* the walk could not open it (EACCES; only
+                            * without CAP_DAC_OVERRIDE): a file's size and
+                            * mtime are compared instead of its bytes; a
+                            * dir's contents are unknown, and the diff
+                            * reports nothing below it */
 } gk_snap_node;
 
 typedef struct gk_snapshot {

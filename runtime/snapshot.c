@@ -132,8 +132,9 @@ static int read_file(walker *w, int dfd, const char *name, const char *path, gk_
 }
 
 /* Walk the directory open at fd (taken over and closed), whose scratch
- * path is prefix ("" for the root), depth its component count. */
-static int walk(walker *w, int fd, const char *prefix, size_t depth)
+ * path is prefix ("" for the root), depth its component count, self its
+ * node's index (-1 for the root). */
+static int walk(walker *w, int fd, const char *prefix, size_t depth, long self)
 {
     DIR *d = fdopendir(fd);
     if (!d) {
@@ -160,6 +161,12 @@ static int walk(walker *w, int fd, const char *prefix, size_t depth)
         if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
             if (errno == ENOENT)
                 continue;
+            if (errno == EACCES && self >= 0) {
+                /* Listable but not searchable (0600): search is per dir,
+                 * so this is the first child and none was recorded. */
+                w->s->v[self].unreadable = true;
+                break;
+            }
             rc = gk_scratch_fail(w->err, -errno, "snapshot of \"%s\": stat: %s", path,
                                  strerror(errno));
             break;
@@ -203,7 +210,7 @@ static int walk(walker *w, int fd, const char *prefix, size_t depth)
         nd.path = gk_steal(&path);
         GK_VEC_PUSH(w->s->v, w->s->n, w->s->cap, nd);
         if (sub >= 0) {
-            rc = walk(w, sub, w->s->v[w->s->n - 1].path, depth + 1);
+            rc = walk(w, sub, w->s->v[w->s->n - 1].path, depth + 1, (long)w->s->n - 1);
             if (rc < 0)
                 break;
         }
@@ -231,7 +238,7 @@ int gk_snapshot_take(int dirfd, const gk_snapshot_limits *lim, gk_snapshot *out,
     int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return gk_scratch_fail(err, -errno, "snapshot of \"/\": %s", strerror(errno));
-    int rc = walk(&w, fd, "", 0);
+    int rc = walk(&w, fd, "", 0, -1);
     if (rc < 0) {
         gk_snapshot_free(out);
         return rc;
