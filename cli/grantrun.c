@@ -18,7 +18,9 @@
 
 #include "cli_cmd.h"
 #include "cli_util.h"
+#include "runtime/launch.h"
 #include "runtime/level.h"
+#include "grantrun_frame.h"
 
 #ifndef GK_HELPER_PATH
 #define GK_HELPER_PATH "/usr/local/libexec/grantkit/grantkit-helper"
@@ -82,6 +84,14 @@ enum {
     OPT_LEVEL,
     OPT_ALLOW_DEGRADED,
     OPT_REPORT,
+    OPT_GRACE_MS,
+    OPT_SEED,
+    OPT_ROOT,
+    OPT_FS_QUOTA,
+    OPT_FS_NODES,
+    OPT_DIFF,
+    OPT_DIFF_METADATA,
+    OPT_JSON,
     OPT_LATER, /* an option of cli.md this version does not implement */
 };
 
@@ -96,6 +106,15 @@ typedef struct run_opts {
     const char *bwrap;
     long timeout_ms;
     long processes, cpu_seconds, memory_bytes;
+    /* process isolation (grantrun_frame.c) */
+    int isolate;              /* -1 not given, 0 none, 1 process */
+    bool implies_process;     /* an option only process isolation has */
+    long grace_ms, fs_quota, fs_nodes;
+    char **seeds;
+    size_t nseeds;
+    const char *root;
+    int diff;
+    bool diff_metadata, json;
 } run_opts;
 
 /* DURATION: a number with ms, s, m or h (bare: seconds). */
@@ -203,15 +222,60 @@ static int run_option(void *state, int opt, const char *arg)
         return 0;
     }
     case OPT_ISOLATE:
-        if (strcmp(arg, "none") == 0)
+        if (strcmp(arg, "none") == 0 || strcmp(arg, "process") == 0) {
+            o->isolate = strcmp(arg, "process") == 0;
             return 0;
-        cli_error("--isolate %s: not available in this version (only none: the frame "
-                  "protocol is not written yet)",
-                  arg);
+        }
+        cli_error("--isolate: '%s' is neither none nor process", arg);
         return -1;
+    case OPT_GRACE_MS: {
+        char *end;
+        errno = 0;
+        long v = strtol(arg, &end, 10);
+        if (errno || end == arg || *end || v < 0 || v > 86400000L) {
+            cli_error("--grace-ms: '%s' is not a number of milliseconds", arg);
+            return -1;
+        }
+        o->grace_ms = v;
+        return 0;
+    }
+    case OPT_SEED:
+        o->seeds[o->nseeds++] = (char *)arg;
+        o->implies_process = true;
+        return 0;
+    case OPT_ROOT:
+        o->root = arg;
+        o->implies_process = true;
+        return 0;
+    case OPT_FS_QUOTA:
+    case OPT_FS_NODES:
+        if (parse_amount(arg, opt == OPT_FS_QUOTA, opt == OPT_FS_QUOTA ? &o->fs_quota
+                                                                       : &o->fs_nodes) < 0) {
+            cli_error("--%s: '%s' is not a positive %s", opt == OPT_FS_QUOTA ? "fs-quota"
+                                                                              : "fs-nodes",
+                      arg, opt == OPT_FS_QUOTA ? "size (BYTES, or with K, M, G)" : "number");
+            return -1;
+        }
+        o->implies_process = true;
+        return 0;
+    case OPT_DIFF:
+        if (strcmp(arg, "json") != 0 && strcmp(arg, "unified") != 0) {
+            cli_error("--diff: '%s' is neither json nor unified", arg);
+            return -1;
+        }
+        o->diff = strcmp(arg, "json") == 0 ? 1 : 2;
+        o->implies_process = true;
+        return 0;
+    case OPT_DIFF_METADATA:
+        o->diff_metadata = true;
+        o->implies_process = true;
+        return 0;
+    case OPT_JSON:
+        o->json = true;
+        o->implies_process = true;
+        return 0;
     default:
-        cli_error("this option is not available in this version of grantrun (it needs the "
-                  "frame protocol, not written yet); nothing ran");
+        cli_error("this option is not available in this version of grantrun; nothing ran");
         return -1;
     }
 }
@@ -272,17 +336,17 @@ static const struct option run_longopts[] = {
     {"bwrap", required_argument, NULL, OPT_BWRAP},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"isolate", required_argument, NULL, OPT_ISOLATE},
-    {"grace-ms", required_argument, NULL, OPT_LATER},
+    {"grace-ms", required_argument, NULL, OPT_GRACE_MS},
     {"memory", required_argument, NULL, OPT_MEMORY},
     {"processes", required_argument, NULL, OPT_PROCESSES},
     {"cpu", required_argument, NULL, OPT_CPU},
-    {"seed", required_argument, NULL, OPT_LATER},
-    {"root", required_argument, NULL, OPT_LATER},
-    {"fs-quota", required_argument, NULL, OPT_LATER},
-    {"fs-nodes", required_argument, NULL, OPT_LATER},
-    {"diff", required_argument, NULL, OPT_LATER},
-    {"diff-metadata", no_argument, NULL, OPT_LATER},
-    {"json", no_argument, NULL, OPT_LATER},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"root", required_argument, NULL, OPT_ROOT},
+    {"fs-quota", required_argument, NULL, OPT_FS_QUOTA},
+    {"fs-nodes", required_argument, NULL, OPT_FS_NODES},
+    {"diff", required_argument, NULL, OPT_DIFF},
+    {"diff-metadata", no_argument, NULL, OPT_DIFF_METADATA},
+    {"json", no_argument, NULL, OPT_JSON},
     {"allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"level", required_argument, NULL, OPT_LEVEL},
     {"report", required_argument, NULL, OPT_REPORT},
@@ -400,15 +464,39 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
         .allow_degraded = o->allow_degraded,
         .bwrap_version = o->report != NULL,
     };
+    bool process = o->isolate == 1 || (o->isolate < 0 && o->implies_process);
     gk_autofree char *report_dir = o->report ? report_dir_of(o->report) : NULL;
-    if (report_dir && access(report_dir, W_OK) < 0)
+    if (o->isolate == 0 && o->implies_process && !o->dry_run)
+        cli_error("--seed, --root, --fs-quota, --fs-nodes, --diff, --diff-metadata and --json "
+                  "need --isolate process; nothing ran");
+    else if (process && o->tty && !o->dry_run)
+        cli_error("--tty: with --isolate process the command's stdin is /dev/null and its "
+                  "output is captured, so there is no terminal to keep; nothing ran");
+    else if (process && o->level == GK_LEVEL_LANDLOCK)
+        cli_error("--isolate process runs at the namespaces level only in this version (its "
+                  "scratch tree is a tmpfs in the child's own mount namespace); nothing ran");
+    else if (process && (o->report || o->allow_degraded))
+        cli_error("--report and --allow-degraded are wrap-mode options in this version (an "
+                  "isolated run's result carries its enforcement member); nothing ran");
+    else if (report_dir && access(report_dir, W_OK) < 0)
         cli_error("--report %s: cannot write there: %s; nothing ran", o->report, strerror(errno));
-    else if (o->level == GK_LEVEL_NAMESPACES && !lo.launch.bwrap)
+    else if ((process || o->level == GK_LEVEL_NAMESPACES) && !lo.launch.bwrap)
         cli_error("confinement unavailable: no bubblewrap (bwrap) on PATH; install it or pass "
                   "--bwrap PATH; nothing ran");
     else if (access(lo.launch.helper, X_OK) < 0)
         cli_error("confinement unavailable: no helper at %s; nothing ran", lo.launch.helper);
-    else
+    else if (process && !o->dry_run) {
+        grantrun_iso iso = {
+            .argv = command, .argc = ncommand, .env = (const char *const *)env,
+            .bwrap = bwrap, .helper = helper && *helper ? helper : NULL,
+            .timeout_ms = o->timeout_ms, .grace_ms = o->grace_ms,
+            .memory_bytes = o->memory_bytes, .processes = o->processes,
+            .cpu_seconds = o->cpu_seconds, .fs_quota = o->fs_quota, .fs_nodes = o->fs_nodes,
+            .root = o->root, .seeds = o->seeds, .nseeds = o->nseeds, .diff = o->diff,
+            .diff_metadata = o->diff_metadata, .json = o->json,
+        };
+        status = grantrun_isolated(policy, &iso);
+    } else
         status = launch_and_report(policy, &lo, o);
     for (size_t i = 0; env && env[i]; i++)
         free(env[i]);
@@ -417,9 +505,39 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
     return status;
 }
 
+/* The first executable bwrap on the absolute entries of PATH (host mode
+ * has no policy whose context could walk it), or NULL. */
+static char *bwrap_on_path(void)
+{
+    const char *path = getenv("PATH");
+    for (const char *p = path; p && *p;) {
+        size_t n = strcspn(p, ":");
+        if (n && p[0] == '/') {
+            char *cand = NULL;
+            if (asprintf(&cand, "%.*s/bwrap", (int)n, p) >= 0 && access(cand, X_OK) == 0)
+                return cand;
+            free(cand);
+        }
+        p += n + (p[n] == ':');
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     cli_progname = "grantrun";
+    /* Pinned before anything else: the child is this binary, whatever
+     * later happens to the file on disk. */
+    grant_supervise_pin();
+    if (argc >= 2 && strcmp(argv[1], "--frame-child") == 0)
+        return grantrun_frame_child(argc, argv, GK_HELPER_PATH);
+    if (argc >= 2 && strcmp(argv[1], "frame") == 0) {
+        const char *helper = getenv("GRANTKIT_HELPER");
+        char *bwrap = bwrap_on_path();
+        int st = grantrun_frame_host(argc, argv, bwrap, helper && *helper ? helper : NULL);
+        free(bwrap);
+        return st;
+    }
     /* The command after '--' is not ours: getopt must not see it. */
     int nopts = 1;
     while (nopts < argc && strcmp(argv[nopts], "--") != 0)
@@ -429,9 +547,12 @@ int main(int argc, char **argv)
 
     run_opts o = {0};
     o.level = GK_LEVEL_AUTO;
+    o.isolate = -1;
+    o.grace_ms = -1;
     o.policies = calloc((size_t)argc + 1, sizeof(char *));
     o.env_args = calloc((size_t)argc + 1, sizeof(char *));
-    if (!o.policies || !o.env_args)
+    o.seeds = calloc((size_t)argc + 1, sizeof(char *));
+    if (!o.policies || !o.env_args || !o.seeds)
         abort();
     const cli_cmd_spec spec = {NULL, usage_run, "p:", run_longopts, true, run_option, &o};
     cli_cmd_args args;
@@ -439,6 +560,7 @@ int main(int argc, char **argv)
     if (status != CMD_RUN) {
         free(o.policies);
         free(o.env_args);
+        free(o.seeds);
         return status == CLI_EXIT_OK ? 0 : GK_RUN_FAILED;
     }
     status = GK_RUN_FAILED;
@@ -450,6 +572,7 @@ int main(int argc, char **argv)
     grant_policy_free(policy);
     free(o.policies);
     free(o.env_args);
+    free(o.seeds);
     cli_cmd_args_free(&args);
     return status;
 }

@@ -256,3 +256,9 @@ void gk_json_int(gk_json_out *j, long long v)
     before_item(j);
     gk_buf_printf(j->b, "%lld", v);
 }
+
+void gk_json_raw(gk_json_out *j, const char *text, size_t len)
+{
+    before_item(j);
+    gk_buf_add(j->b, text, len);
+}

@@ -52,6 +52,9 @@ GK_HIDDEN void gk_json_bool(gk_json_out *j, bool v);
 GK_HIDDEN void gk_json_int(gk_json_out *j, long long v);
 /* Bytes that may hold NUL (captured output): U+0000 becomes \u0000. */
 GK_HIDDEN void gk_json_string_len(gk_json_out *j, const char *s, size_t len);
+/* A value already in JSON (a compiled policy embedded in a request),
+ * copied as it is: the caller vouches for it. */
+GK_HIDDEN void gk_json_raw(gk_json_out *j, const char *text, size_t len);
 /* A JSON string literal of s into b (what gk_json_string writes). */
 GK_HIDDEN void gk_json_quote(gk_buf *b, const char *s);
 GK_HIDDEN void gk_json_quote_len(gk_buf *b, const char *s, size_t len);

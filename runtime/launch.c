@@ -296,8 +296,17 @@ static void report_exec_errno(int err)
     }
 }
 
-static void exec_bwrap(int bwrap_fd, const int fds[NFDS], char **tail)
+static void exec_bwrap(int bwrap_fd, const int fds[NFDS], char **tail, const gk_launch_opts *o)
 {
+    if (o->redirect_stdio) {
+        int io[3];
+        for (int i = 0; i < 3; i++)
+            if ((io[i] = fcntl(o->stdio[i], F_DUPFD_CLOEXEC, 64)) < 0)
+                _exit(GK_RUN_FAILED);
+        for (int i = 0; i < 3; i++)
+            if (dup2(io[i], i) < 0)
+                _exit(GK_RUN_FAILED);
+    }
     int high[NFDS], pinned = fcntl(bwrap_fd, F_DUPFD_CLOEXEC, 64);
     for (int i = 0; i < NFDS; i++) {
         high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64);
@@ -341,8 +350,10 @@ static pid_t child_pid_of(const char *info)
 
 /* Wait for bwrap: forward signals into the envelope, kill it at the
  * deadline. Returns its wait status and sets *timed_out. */
-static int wait_child(pid_t pid, int info_fd, long timeout_ms, bool *timed_out)
+static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_ms,
+                      bool *timed_out)
 {
+    bool termed = false;
     *timed_out = false;
     /* Without pidfds (before Linux 5.3, older than Landlock itself) the
      * loop polls the child every 50 ms instead. */
@@ -364,6 +375,14 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, bool *timed_out)
         if (timeout_ms > 0) {
             clock_gettime(CLOCK_MONOTONIC, &now);
             long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+            if (spent >= timeout_ms && term_grace_ms > 0 && !termed && init) {
+                /* SIGTERM into the envelope first; SIGKILL after the grace. */
+                termed = true;
+                *timed_out = true;
+                signal_envelope(init, SIGTERM);
+                timeout_ms += term_grace_ms;
+                continue;
+            }
             if (spent >= timeout_ms) {
                 *timed_out = true;
                 kill(pid, SIGKILL); /* the envelope dies with bwrap */
@@ -538,6 +557,12 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
     gk_emit_input in = {p, e->pr, "shell", &le};
     gk_bwrap_plan_build(&in, notes, &e->plan);
     gk_landlock_build_from(&in, &e->plan, notes, &e->rs);
+    if (o->scratch && o->scratch_at && e->rs.handled) {
+        /* The run's own scratch: readable and writable whatever the policy
+         * says (frame-protocol.md §3a); denies inside it are bwrap's masks. */
+        gk_ll_rule r = {gk_strdup(o->scratch_at), e->rs.handled, false};
+        GK_VEC_PUSH(e->rs.v, e->rs.n, e->rs.cap, r);
+    }
     if (gk_landlock_helper_text(&e->rs, &e->ruleset) < 0) {
         fail(out, GK_RUN_FAILED,
              gk_strdup("a region's path holds a newline, which the Landlock helper cannot "
@@ -548,6 +573,20 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
      * with fs unrestricted, --processes for root) was refused before, by
      * the enforcement record (level.h), or opted into (--allow-degraded). */
     noexec_mounts(e->pr, &e->plan, &e->noexec);
+    if (o->scratch_at) {
+        /* The scratch covers the plan's mounts below it: they are not
+         * there to remount; the scratch itself is. */
+        size_t w = 0;
+        for (size_t i = 0; i < e->noexec.n; i++)
+            if (gk_path_within(e->noexec.v[i], o->scratch_at))
+                free(e->noexec.v[i]);
+            else
+                e->noexec.v[w++] = e->noexec.v[i];
+        e->noexec.n = w;
+        if (e->pr->exec_restricted && !exec_admitted(e->pr, o->scratch_at))
+            gk_strvec_push(&e->noexec, o->scratch_at);
+        gk_strvec_sort_unique(&e->noexec);
+    }
     return true;
 }
 
@@ -564,6 +603,27 @@ static void fill_invocation(envelope *e, const gk_launch_opts *o)
         gk_strvec_push(&c->slot, HELPER_IN_ENVELOPE);
     }
     c->helper = e->pr->fs_restricted ? HELPER_IN_ENVELOPE : o->helper;
+    if (o->scratch && o->scratch_at) {
+        /* After the plan's regions, before its denies and readonly
+         * re-binds (late options): those still hold inside the scratch. */
+        gk_strvec_push(&c->slot, "--bind");
+        gk_strvec_push(&c->slot, o->scratch);
+        gk_strvec_push(&c->slot, o->scratch_at);
+    }
+    if (o->cwd) {
+        /* Instead of the plan's own (bwrap warns about a second one). */
+        gk_strvec *late = &e->plan.late_options;
+        for (size_t i = 0; i + 1 < late->n; i++)
+            if (strcmp(late->v[i], "--chdir") == 0) {
+                free(late->v[i]);
+                free(late->v[i + 1]);
+                memmove(late->v + i, late->v + i + 2, (late->n - i - 2) * sizeof(*late->v));
+                late->n -= 2;
+                break;
+            }
+        gk_strvec_push(&c->fd_options, "--chdir");
+        gk_strvec_push(&c->fd_options, o->cwd);
+    }
     gk_strvec_push(&c->fd_options, "--seccomp");
     gk_strvec_push_take(&c->fd_options, gk_printf("%d", FD_SECCOMP));
     gk_strvec_push(&c->fd_options, "--info-fd");
@@ -599,6 +659,31 @@ static bool prepare_failed(gk_launch_result *out, int fd)
         return false;
     fail(out, GK_RUN_FAILED, gk_printf("cannot prepare the envelope: %s", strerror(-fd)));
     return true;
+}
+
+/* The mountpoints bwrap makes below the scratch (gk_launch_opts.prepare). */
+static void scratch_mountpoints(const invocation *c, const char *root, gk_strvec *out)
+{
+    gk_strvec opts = {0};
+    render_options(c, &opts);
+    for (size_t k = 0; k < opts.n; k++) {
+        const char *a = opts.v[k];
+        size_t n = bwrap_arity(a);
+        if (k + n >= opts.n) {
+            k += n;
+            continue;
+        }
+        const char *dest = n ? opts.v[k + n] : NULL;
+        bool dir = strcmp(a, "--tmpfs") == 0 || strcmp(a, "--dir") == 0;
+        bool bind = n == 2 && strstr(a, "bind") != NULL;
+        if (dest && (dir || bind) && gk_path_within(dest, root) && strcmp(dest, root) != 0) {
+            struct stat st;
+            bool file = bind && stat(opts.v[k + 1], &st) == 0 && !S_ISDIR(st.st_mode);
+            gk_strvec_push_take(out, gk_printf("%c%s", file ? 'f' : 'd', dest + strlen(root)));
+        }
+        k += n;
+    }
+    gk_strvec_free(&opts);
 }
 
 /* 4. bwrap's options through their descriptor, and its seccomp filter. */
@@ -660,6 +745,8 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
     bool started = gk_has_prefix(report, "started\n");
     const char *after = started ? report + 8 : report;
     size_t line = strcspn(after, "\n");
+    out->timed_out = timed_out;
+    out->started = started && !gk_has_prefix(after, "setup ") && !gk_has_prefix(after, "exec ");
     if (timed_out) {
         fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
     } else if (gk_has_prefix(report, "bwrap-exec ")) {
@@ -718,7 +805,7 @@ static void spawn_and_wait(envelope *e, const gk_launch_opts *o, gk_launch_resul
         sigaction(forwarded[i], &sa, &old[i]);
     pid_t pid = fork();
     if (pid == 0)
-        exec_bwrap(e->bwrap_fd, e->fds, tail);
+        exec_bwrap(e->bwrap_fd, e->fds, tail, o);
     if (pid < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot fork: %s", strerror(errno)));
     } else {
@@ -728,7 +815,7 @@ static void spawn_and_wait(envelope *e, const gk_launch_opts *o, gk_launch_resul
         close(e->info_pipe[1]);
         e->info_pipe[1] = e->fds[FD_INFO - FD_ARGS] = -1;
         bool timed_out;
-        int st = wait_child(pid, e->info_pipe[0], o->timeout_ms, &timed_out);
+        int st = wait_child(pid, e->info_pipe[0], o->timeout_ms, o->term_grace_ms, &timed_out);
         e->info_pipe[0] = -1; /* closed by wait_child */
         gk_autofree char *report = drain(e->status_pipe[0]);
         relay_status(st, timed_out, report, o, out);
@@ -761,6 +848,17 @@ static void envelope_free(envelope *e)
     gk_projection_free(e->pr);
 }
 
+static bool prepared(envelope *e, const gk_launch_opts *o, gk_launch_result *out)
+{
+    gk_strvec points = {0};
+    scratch_mountpoints(&e->call, o->scratch_at, &points);
+    int rc = o->prepare(o->prepare_arg, &points);
+    gk_strvec_free(&points);
+    if (rc != 0)
+        fail(out, GK_RUN_FAILED, gk_printf("cannot prepare the scratch tree: %s", strerror(rc < 0 ? -rc : rc)));
+    return rc == 0;
+}
+
 int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
               gk_buf *described, gk_launch_result *out)
 {
@@ -786,6 +884,8 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
             if (described)
                 describe(described, &e.call, e.ruleset.data ? e.ruleset.data : "");
             out->status = 0;
+        } else if (o->prepare && o->scratch_at && !prepared(&e, o, out)) {
+            /* out says why */
         } else if (bwrap_descriptors(&e, out) && helper_descriptors(&e, out) &&
                    spawn_descriptors(&e, o, out)) {
             gk_placeholders_make(&ph, &e.plan);

@@ -32,12 +32,29 @@ typedef struct gk_launch_opts {
     long cpu_seconds;         /* RLIMIT_CPU inside (0: none) */
     long memory_bytes;        /* RLIMIT_AS inside (0: none) */
     bool dry_run;             /* describe, do not run */
+    /* Process isolation (the frame child, frame_child.c): */
+    bool redirect_stdio;      /* the command's fds 0-2 are stdio[] */
+    int stdio[3];
+    const char *scratch;      /* a host directory bound read-write at scratch_at, */
+    const char *scratch_at;   /* writable under Landlock too; NULL: none */
+    const char *cwd;          /* the command's working directory; NULL: the plan's */
+    long term_grace_ms;       /* at the timeout SIGTERM first, SIGKILL this much
+                               * later (0: SIGKILL at once) */
+    /* Called once the plan is known, before anything is spawned, with the
+     * mountpoints bwrap will make inside the scratch (the policy's masks
+     * and re-binds there), each "d/path" or "f/path" (a directory or a
+     * file, path below scratch_at); the frame child makes them first, so
+     * its diff does not report them. Non-zero: the run is refused. */
+    int (*prepare)(void *arg, const gk_strvec *mountpoints);
+    void *prepare_arg;
 } gk_launch_opts;
 
 typedef struct gk_launch_result {
     int status;     /* grantrun's exit status */
     char *message;  /* why grantrun itself decided (124-127 from the gate or
                      * setup), or NULL when the status is the command's */
+    bool timed_out; /* the timeout ended it (status 124) */
+    bool started;   /* the helper reported the command started */
 } gk_launch_result;
 
 /* Run (or with dry_run, write to `described` what would run: the bwrap

@@ -506,6 +506,127 @@ GRANT_API int grant_write_file_atomic_holding(const char *path, const char *data
  * that print JSON of their own around the library's. Caller frees. */
 GRANT_API char *grant_json_string(const char *s);
 
+
+/* ---- runs: the frame protocol (grant-frame(7), frame-protocol.md) ------ */
+
+/* One command run in a fresh child process: a run-request goes to the
+ * child (`grantrun --frame-child`) as one frame, one run-result comes
+ * back, whatever the child does (a crash, a hang, garbage: the result then
+ * says child-process-crash). The command runs in the Linux envelope under
+ * a policy compiled for this host, in a scratch tree seeded from bytes.
+ *
+ * Ownership: a grant_run_request copies everything it is given (a policy
+ * is serialised when set: the policy may be freed afterwards); a
+ * grant_run_result is the caller's (grant_run_result_free), and the
+ * strings its accessors return live as long as it. */
+
+typedef struct grant_run_request grant_run_request;
+typedef struct grant_run_result grant_run_result;
+
+typedef enum grant_failure {
+    GRANT_FAILURE_NONE = 0,
+    GRANT_FAILURE_SCRIPT_ERROR,
+    GRANT_FAILURE_RESOURCE_LIMIT,
+    GRANT_FAILURE_TIMEOUT,
+    GRANT_FAILURE_HOST_ERROR,
+    GRANT_FAILURE_CHILD_PROCESS_CRASH,
+} grant_failure;
+
+typedef enum grant_run_limit {
+    GRANT_LIMIT_TIMEOUT_MS,      /* 0: none */
+    GRANT_LIMIT_MEMORY_BYTES,    /* 0: unlimited (RLIMIT_AS) */
+    GRANT_LIMIT_PROCESSES,       /* 0: unlimited (RLIMIT_NPROC) */
+    GRANT_LIMIT_CPU_SECONDS,     /* 0: unlimited (RLIMIT_CPU) */
+    GRANT_LIMIT_FS_QUOTA_BYTES,  /* the scratch tmpfs's size (16 MiB) */
+    GRANT_LIMIT_FS_NODES,        /* its inodes (4096) */
+} grant_run_limit;
+
+GRANT_API grant_run_request *grant_run_request_new(void);
+GRANT_API void grant_run_request_free(grant_run_request *r);
+/* -EINVAL for an empty argv or argv[0] "". */
+GRANT_API int grant_run_request_set_argv(grant_run_request *r, const char *const *argv,
+                                         size_t argc);
+/* NAME=VALUE strings, NULL-terminated (NULL: empty); replaces the last. */
+GRANT_API int grant_run_request_set_env(grant_run_request *r, const char *const *env);
+/* Absolute; NULL: baseline root, else "/". */
+GRANT_API int grant_run_request_set_cwd(grant_run_request *r, const char *cwd);
+GRANT_API int grant_run_request_set_policy(grant_run_request *r, const grant_policy *p);
+GRANT_API int grant_run_request_set_limit(grant_run_request *r, grant_run_limit which,
+                                          long long value);
+/* The scratch tree's place in the envelope (absolute, not "/"); NULL: none. */
+GRANT_API int grant_run_request_set_root(grant_run_request *r, const char *root);
+/* Baseline entries: path relative to the root ("/src/main.c"); mode -1:
+ * 0644 / 0755. Checked when the request is run or encoded. */
+GRANT_API int grant_run_request_add_file(grant_run_request *r, const char *path, const void *data,
+                                         size_t len, int mode);
+GRANT_API int grant_run_request_add_dir(grant_run_request *r, const char *path, int mode);
+/* A host file or tree read into the baseline at dest (NULL: "/" + its
+ * basename); a host symlink is refused. On failure *err (malloc'd) says
+ * why, naming the path. */
+GRANT_API int grant_run_request_add_seed(grant_run_request *r, const char *host_path,
+                                         const char *dest, char **err);
+GRANT_API int grant_run_request_set_diff(grant_run_request *r, bool include, bool unified,
+                                         bool metadata);
+GRANT_API int grant_run_request_set_capture_base64(grant_run_request *r, bool base64);
+/* The request's payload JSON (what goes in the frame). Caller frees. */
+GRANT_API int grant_run_request_json(const grant_run_request *r, char **out, size_t *len);
+/* A payload read back, strictly (unknown fields and other versions are
+ * refused: -EPROTO / -EPROTONOSUPPORT with *err). */
+GRANT_API int grant_run_request_from_json(const char *json, size_t len, grant_run_request **out,
+                                          char **err);
+
+/* The child program: NULL runs the installed grantrun; GRANT_CHILD_SELF
+ * runs the calling program itself (pinned at the first call, or by
+ * grant_supervise_pin at start-up), which must then handle --frame-child. */
+#define GRANT_CHILD_SELF "/proc/self/exe"
+typedef struct grant_supervise_opts {
+    const char *bwrap;              /* absolute path of bubblewrap (required
+                                     * unless child_argv is given) */
+    long grace_ms;                  /* the deadline's grace; < 0: 1000 */
+    const char *child_program;      /* see above; or any program's path */
+    const char *const *child_argv;  /* NULL: grantrun --frame-child --bwrap BWRAP */
+    const char *helper;             /* NULL: the child's compiled-in helper */
+} grant_supervise_opts;
+
+GRANT_API int grant_supervise_pin(void);
+/* Run r. Returns 0 with *out set whatever the run did (a request over the
+ * 64 MiB frame limit or a failed spawn is a host-error result, nothing
+ * ran), or -EINVAL for missing arguments. */
+GRANT_API int grant_supervise(const grant_run_request *r, const grant_supervise_opts *o,
+                              grant_run_result **out);
+/* The same for a payload as a host wrote it (checked first: a bad one is
+ * a host-error result without a spawn). */
+GRANT_API int grant_supervise_json(const char *json, size_t len, const grant_supervise_opts *o,
+                                   grant_run_result **out);
+
+GRANT_API void grant_run_result_free(grant_run_result *res);
+GRANT_API grant_failure grant_run_result_failure(const grant_run_result *res);
+/* "none", "script-error", "resource-limit", "timeout", "host-error",
+ * "child-process-crash". */
+GRANT_API const char *grant_failure_name(grant_failure f);
+GRANT_API bool grant_run_result_ok(const grant_run_result *res);
+/* The command's status (128+N for signal N), or -1 when it never ran or
+ * was ended by the timeout (exitCode null). */
+GRANT_API int grant_run_result_exit_code(const grant_run_result *res);
+/* grantrun's exit status for it (0, the command's, 124, 125). */
+GRANT_API int grant_run_result_exit_status(const grant_run_result *res);
+GRANT_API const char *grant_run_result_error_message(const grant_run_result *res);
+/* Captured stdout / stderr as the result carries them (utf8 text with the
+ * truncation marker, or base64 text when capture was base64). */
+GRANT_API const char *grant_run_result_output(const grant_run_result *res, size_t *len);
+GRANT_API const char *grant_run_result_error_output(const grant_run_result *res, size_t *len);
+GRANT_API bool grant_run_result_base64(const grant_run_result *res);
+GRANT_API long long grant_run_result_output_truncated_bytes(const grant_run_result *res);
+GRANT_API long long grant_run_result_error_output_truncated_bytes(const grant_run_result *res);
+/* The diff (NULL when none), and whether the overflow fallback dropped it. */
+GRANT_API const char *grant_run_result_diff(const grant_run_result *res, size_t *len);
+GRANT_API bool grant_run_result_truncated(const grant_run_result *res);
+GRANT_API void grant_run_result_stats(const grant_run_result *res, long long *wall_ms,
+                                      long long *user_ms, long long *sys_ms,
+                                      long long *max_rss_bytes);
+/* The result's payload JSON. Caller frees. */
+GRANT_API int grant_run_result_json(const grant_run_result *res, char **out, size_t *len);
+
 #ifdef __cplusplus
 }
 #endif
