@@ -666,7 +666,14 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache,
             }
         }
         char lbuf[1024];
-        ssize_t ln = readlink(out.data, lbuf, sizeof(lbuf));
+        const char *cached_target = NULL;
+        if (cache) {
+            long id = gk_pathmap_find(&cache->links, out.data, out.len, gk_fnv(out.data, out.len));
+            if (id >= 0)
+                cached_target = cache->link_targets.v[id];
+        }
+        ssize_t ln = cached_target ? (ssize_t)strlen(cached_target)
+                                   : readlink(out.data, lbuf, sizeof(lbuf));
         if (ln < 0) {
             int err = errno;
             if (err != EINVAL)
@@ -681,7 +688,14 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache,
             gk_buf_free(&out);
             return NULL;
         }
-        char *target = (size_t)ln < sizeof(lbuf) ? gk_strndup(lbuf, (size_t)ln) : read_link(out.data);
+        char *target = cached_target               ? gk_strdup(cached_target)
+                       : (size_t)ln < sizeof(lbuf) ? gk_strndup(lbuf, (size_t)ln)
+                                                   : read_link(out.data);
+        if (cache && !cached_target && target && target[0]) {
+            /* Seen in this scan: a link to target (ids follow insertion). */
+            gk_pathmap_intern(&cache->links, own_copy(cache, out.data), out.len);
+            gk_strvec_push(&cache->link_targets, target);
+        }
         if (!target || !target[0]) {
             /* Unreadable or empty target: the kernel cannot follow it
              * either; keep the spelling and stop resolving. */
@@ -713,6 +727,22 @@ char *gk_resolve_host_opaque(const char *abs, bool (*opaque)(const char *p, void
     return abs && abs[0] == '/' ? resolve_host(abs, NULL, opaque, arg) : NULL;
 }
 
+void gk_resolve_cache_note_known(gk_resolve_cache *cache, const char *path)
+{
+    size_t n = strlen(path);
+    if (gk_pathmap_find(&cache->known, path, n, gk_fnv(path, n)) < 0)
+        gk_pathmap_intern(&cache->known, own_copy(cache, path), n);
+}
+
+void gk_resolve_cache_note_link(gk_resolve_cache *cache, const char *path, const char *target)
+{
+    size_t n = strlen(path);
+    if (!target[0] || gk_pathmap_find(&cache->links, path, n, gk_fnv(path, n)) >= 0)
+        return;
+    gk_pathmap_intern(&cache->links, own_copy(cache, path), n);
+    gk_strvec_push(&cache->link_targets, target);
+}
+
 char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache)
 {
     return abs && abs[0] == '/' ? resolve_host(abs, cache, NULL, NULL) : NULL;
@@ -722,6 +752,8 @@ void gk_resolve_cache_free(gk_resolve_cache *cache)
 {
     gk_pathmap_clear(&cache->known);
     gk_pathmap_clear(&cache->absent);
+    gk_pathmap_clear(&cache->links);
+    gk_strvec_free(&cache->link_targets);
     gk_pathmap_clear(&cache->dirs);
     gk_pathmap_clear(&cache->entries);
     free(cache->probes);
@@ -734,10 +766,9 @@ void gk_resolve_cache_free(gk_resolve_cache *cache)
 #define LIST_AFTER_PROBES 64
 
 
-bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char *name)
+/* The slot of dir in the cache's directory table. */
+static size_t dir_slot(gk_resolve_cache *c, const char *dir)
 {
-    if (!c)
-        return true;
     size_t dlen = strlen(dir);
     long known = gk_pathmap_find(&c->dirs, dir, dlen, gk_fnv(dir, dlen));
     /* A copy only for a directory seen the first time: this runs per name
@@ -753,6 +784,27 @@ bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char
         memset(c->listed + c->capdirs, 0, (cap - c->capdirs) * sizeof(*c->listed));
         c->capdirs = cap;
     }
+    return id;
+}
+
+void gk_resolve_cache_listed(gk_resolve_cache *c, const char *dir, const char *const *names,
+                             size_t n)
+{
+    size_t id = dir_slot(c, dir);
+    if (c->listed[id])
+        return;
+    for (size_t i = 0; i < n; i++) {
+        gk_autofree char *full = gk_path_join(dir, names[i]);
+        gk_pathmap_intern(&c->entries, own_copy(c, full), strlen(full));
+    }
+    c->listed[id] = true;
+}
+
+bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char *name)
+{
+    if (!c)
+        return true;
+    size_t id = dir_slot(c, dir);
     if (!c->listed[id] && ++c->probes[id] >= LIST_AFTER_PROBES) {
         DIR *d = opendir(dir);
         if (!d)

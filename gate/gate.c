@@ -1009,6 +1009,11 @@ static bool gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
     return same_file_vetoed(p, q, NULL) || names_vetoed(p, q);
 }
 
+const gk_exec_index *gk_gate_exec_index(const grant_policy *p)
+{
+    return index_of(p)->exec;
+}
+
 bool gk_gate_exec_vetoed_id(const grant_policy *p, const grant_exec_query *q, uint64_t dev,
                             uint64_t ino)
 {
