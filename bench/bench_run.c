@@ -332,6 +332,15 @@ int main(int argc, char **argv)
                           (char *)"/usr/bin/true", NULL};
     char *run_argv[] = {grantrun, (char *)"-p", policy, (char *)"--", (char *)"true", NULL};
     char *tiny_argv[] = {grantrun, (char *)"-p", tiny, (char *)"--", (char *)"true", NULL};
+    /* grantc in the build tree is libtool's shell wrapper: time the
+     * program behind it, with its library found where the wrapper would. */
+    char *real_grantc = NULL, *libs = NULL;
+    if (asprintf(&real_grantc, "%s/.libs/grantc", cwd) < 0 || asprintf(&libs, "%s/.libs", cwd) < 0)
+        abort();
+    if (access(real_grantc, X_OK) == 0) {
+        setenv("LD_LIBRARY_PATH", libs, 1);
+        grantc = real_grantc;
+    }
     char *compile_argv[] = {grantc, (char *)"compile", policy, NULL};
     envelope *env = envelope_of(grantrun, policy, bwrap);
     envelope *env_tiny = envelope_of(grantrun, tiny, bwrap);
