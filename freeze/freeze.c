@@ -705,7 +705,7 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache,
         }
         out.len = target[0] == '/' ? 0 : before;
         out.data[out.len] = '\0';
-        char *next = gk_printf("%s/%s", target, rest + pos);
+        char *next = gk_path_join(target, rest + pos); /* no printf: once per link */
         free(target);
         free(rest);
         rest = next;
@@ -758,6 +758,7 @@ void gk_resolve_cache_free(gk_resolve_cache *cache)
     gk_pathmap_clear(&cache->entries);
     free(cache->probes);
     free(cache->listed);
+    free(cache->names);
     gk_strvec_free(&cache->owned);
 }
 
@@ -780,6 +781,8 @@ static size_t dir_slot(gk_resolve_cache *c, const char *dir)
             cap *= 2;
         c->probes = gk_realloc(c->probes, cap * sizeof(*c->probes));
         c->listed = gk_realloc(c->listed, cap * sizeof(*c->listed));
+        c->names = gk_realloc(c->names, cap * sizeof(*c->names));
+        memset(c->names + c->capdirs, 0, (cap - c->capdirs) * sizeof(*c->names));
         memset(c->probes + c->capdirs, 0, (cap - c->capdirs) * sizeof(*c->probes));
         memset(c->listed + c->capdirs, 0, (cap - c->capdirs) * sizeof(*c->listed));
         c->capdirs = cap;
@@ -787,16 +790,12 @@ static size_t dir_slot(gk_resolve_cache *c, const char *dir)
     return id;
 }
 
-void gk_resolve_cache_listed(gk_resolve_cache *c, const char *dir, const char *const *names,
-                             size_t n)
+void gk_resolve_cache_listed(gk_resolve_cache *c, const char *dir, const gk_pathmap *names)
 {
     size_t id = dir_slot(c, dir);
     if (c->listed[id])
         return;
-    for (size_t i = 0; i < n; i++) {
-        gk_autofree char *full = gk_path_join(dir, names[i]);
-        gk_pathmap_intern(&c->entries, own_copy(c, full), strlen(full));
-    }
+    c->names[id] = names;
     c->listed[id] = true;
 }
 
@@ -819,6 +818,10 @@ bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char
     }
     if (!c->listed[id])
         return true;
+    if (c->names[id]) {
+        size_t n = strlen(name);
+        return gk_pathmap_find(c->names[id], name, n, gk_fnv(name, n)) >= 0;
+    }
     gk_autofree char *full = gk_path_join(dir, name);
     size_t len = strlen(full);
     return gk_pathmap_find(&c->entries, full, len, gk_fnv(full, len)) >= 0;

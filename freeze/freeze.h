@@ -88,6 +88,7 @@ typedef struct gk_resolve_cache {
     bool *listed;
     size_t capdirs;
     gk_pathmap entries; /* "DIR/NAME" of every listed directory's entries */
+    const gk_pathmap **names; /* by dir id: a caller's listing of it (borrowed), or NULL */
 } gk_resolve_cache;
 GK_HIDDEN char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache);
 /* path (no symlink in it) was just seen to exist by the caller (a
@@ -103,11 +104,12 @@ GK_HIDDEN void gk_resolve_cache_free(gk_resolve_cache *cache);
 GK_HIDDEN bool gk_resolve_cache_may_exist(gk_resolve_cache *cache, const char *dir,
                                           const char *name);
 
-/* dir has just been listed by the caller (names: all its entries, dot
- * entries too): gk_resolve_cache_may_exist answers from that listing from
- * the first probe on (one reading of a PATH directory per projection). */
+/* dir has just been listed by the caller: names maps every entry's name
+ * (dot entries too), and gk_resolve_cache_may_exist answers from it from
+ * the first probe on (one reading of a PATH directory per projection).
+ * Borrowed: the caller keeps it until it stops using the cache. */
 GK_HIDDEN void gk_resolve_cache_listed(gk_resolve_cache *cache, const char *dir,
-                                       const char *const *names, size_t n);
+                                       const gk_pathmap *names);
 
 /* The freezing functions take the cache explicitly (NULL: resolve
  * uncached): a compile owns one (compile.c), so a policy of thousands of

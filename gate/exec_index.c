@@ -396,20 +396,34 @@ uint64_t gk_exec_index_dir_bits(const gk_exec_index *ix, const char *dir)
     return veto_dir;
 }
 
-uint64_t gk_exec_index_entry_bits(const gk_exec_index *ix, const char *id, uint64_t dir_bits,
-                                  gk_scan_match *m)
+uint64_t gk_exec_index_base_bits(const gk_exec_index *ix, const char *base, gk_scan_match *m)
 {
-    const char *base = gk_basename(id);
-    const xslot *at = lookup(ix, id);
-    const xslot *at_base = base != id ? lookup(ix, base) : NULL;
-    uint64_t veto = dir_bits;
-    if (at)
-        veto |= at->bits[X_VETO_NAME] | at->bits[X_VETO_FILE];
-    if (at_base)
-        veto |= at_base->bits[X_VETO_NAME];
+    const xslot *at = lookup(ix, base);
+    uint64_t veto = at ? at->bits[X_VETO_NAME] | at->bits[X_VETO_FILE] : 0;
     if (ix->npatterns)
         veto |= pattern_bits(ix, base, &m->md);
     return veto;
+}
+
+uint64_t gk_exec_index_file_bits(const gk_exec_index *ix, const char *path)
+{
+    const xslot *at = lookup(ix, path);
+    return at ? at->bits[X_VETO_NAME] | at->bits[X_VETO_FILE] : 0;
+}
+
+bool gk_exec_index_dir_has_files(const gk_exec_index *ix, const char *dir)
+{
+    size_t n = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+    for (size_t id = 0; id < ix->nslots; id++) {
+        if (!ix->slots[id].bits[X_VETO_FILE] && !ix->slots[id].bits[X_VETO_NAME])
+            continue;
+        const gk_pathmap_key *k = &ix->keys.keys[id];
+        /* A key directly inside dir (a veto name never holds a '/'). */
+        if (k->len > n + 1 && memcmp(k->key, dir, n) == 0 && k->key[n] == '/' &&
+            !memchr(k->key + n + 1, '/', k->len - n - 1))
+            return true;
+    }
+    return false;
 }
 
 void gk_scan_match_free(gk_scan_match *m)

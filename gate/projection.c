@@ -4,6 +4,7 @@
 #include "gate/gate.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -191,8 +192,12 @@ typedef struct listing {
     uint64_t dev;       /* its device: a regular entry's id is (dev, ino) */
     lentry *v;
     size_t n, cap;
-    gk_pathmap byname;  /* name -> index (keys borrowed from v) */
-    bool seeded;        /* its entries told to the resolution cache */
+    gk_pathmap byname;  /* name -> index (keys borrowed from v), once indexed */
+    bool indexed;
+    char *names;        /* the block every entry's name lies in */
+    bool shared;        /* share below worked out */
+    uint64_t share_bits;
+    bool share_files;
 } listing;
 
 typedef struct veto_scan {
@@ -201,7 +206,10 @@ typedef struct veto_scan {
     gk_pathmap byreal;  /* real directory -> index (keys borrowed from v) */
     gk_pathmap wanted;  /* unlisted directories links lead into, by id: hits[id] */
     gk_strvec wanted_keys;
+    gk_pathmap dirs_seen; /* link targets' directory parts, by id: dirs_real[id] */
+    gk_strvec dirs_keys, dirs_real; /* "" when it resolves nowhere */
     size_t *hits;
+    long long *dir_bytes; /* by id: the directory's size once asked, -1 before */
     size_t caphits;
 } veto_scan;
 
@@ -209,17 +217,36 @@ static void listing_read(listing *l, DIR *dir)
 {
     struct stat ds;
     l->dev = fstat(dirfd(dir), &ds) == 0 ? (uint64_t)ds.st_dev : 0;
+    /* Every name in one block (a large directory costs one allocation, not
+     * one per entry); the entries point into it once it is complete. */
+    gk_buf names = {0};
+    size_t *at = NULL, nat = 0, capat = 0;
     struct dirent *e;
     while ((e = readdir(dir))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        lentry le = {gk_strdup(e->d_name), e->d_type, false, false, (uint64_t)e->d_ino, NULL, 0,
-                     0};
+        GK_VEC_PUSH(at, nat, capat, names.len);
+        gk_buf_add(&names, e->d_name, strlen(e->d_name) + 1);
+        lentry le = {NULL, e->d_type, false, false, (uint64_t)e->d_ino, NULL, 0, 0};
         GK_VEC_PUSH(l->v, l->n, l->cap, le);
     }
-    gk_pathmap_reserve(&l->byname, l->n);
+    l->names = gk_buf_steal(&names, NULL);
     for (size_t i = 0; i < l->n; i++)
-        gk_pathmap_intern(&l->byname, l->v[i].name, strlen(l->v[i].name));
+        l->v[i].name = l->names + at[i];
+    free(at);
+}
+
+/* The name map of a listing, made when first asked for (most directories
+ * of an admitted tree are never looked into by name). */
+static const gk_pathmap *listing_names(listing *l)
+{
+    if (!l->indexed) {
+        gk_pathmap_reserve(&l->byname, l->n);
+        for (size_t i = 0; i < l->n; i++)
+            gk_pathmap_intern(&l->byname, l->v[i].name, strlen(l->v[i].name));
+        l->indexed = true;
+    }
+    return &l->byname;
 }
 
 static long listing_at(const veto_scan *s, const char *dir);
@@ -252,19 +279,8 @@ static long scan_list(veto_scan *s, const char *d, gk_resolve_cache *cache, bool
     }
     if (on_path) {
         listing *l = s->v[found];
-        const char **names = gk_calloc(l->n + 1, sizeof(*names));
-        for (size_t i = 0; i < l->n; i++)
-            names[i] = l->v[i].name;
-        gk_resolve_cache_listed(cache, d, names, l->n);
-        free(names);
-        /* The name walk resolves what it finds here: an entry that is no
-         * link needs no readlink to say so. */
-        for (size_t i = 0; i < l->n && !l->seeded; i++)
-            if (l->v[i].type != DT_LNK && l->v[i].type != DT_UNKNOWN) {
-                gk_autofree char *full = gk_path_join(l->real, l->v[i].name);
-                gk_resolve_cache_note_known(cache, full);
-            }
-        l->seeded = true;
+        /* The scan outlives every use of the cache (exec_lists). */
+        gk_resolve_cache_listed(cache, d, listing_names(l));
     }
     return found;
 }
@@ -274,10 +290,9 @@ static void scan_free(veto_scan *s)
     for (size_t k = 0; k < s->n; k++) {
         listing *l = s->v[k];
         free(l->real);
-        for (size_t i = 0; i < l->n; i++) {
-            free(l->v[i].name);
+        for (size_t i = 0; i < l->n; i++)
             free(l->v[i].canon);
-        }
+        free(l->names);
         free(l->v);
         gk_pathmap_clear(&l->byname);
         free(l);
@@ -285,12 +300,16 @@ static void scan_free(veto_scan *s)
     free(s->v);
     gk_pathmap_clear(&s->wanted);
     gk_strvec_free(&s->wanted_keys);
+    gk_pathmap_clear(&s->dirs_seen);
+    gk_strvec_free(&s->dirs_keys);
+    gk_strvec_free(&s->dirs_real);
     free(s->hits);
+    free(s->dir_bytes);
     gk_pathmap_clear(&s->byreal);
 }
 
-static char *entry_canonical(veto_scan *s, listing *l, lentry *e, gk_resolve_cache *cache,
-                             uint64_t *dev, uint64_t *ino);
+static const char *entry_canonical(veto_scan *s, listing *l, lentry *e,
+                                   gk_resolve_cache *cache, uint64_t *dev, uint64_t *ino);
 
 /* The listing of real directory dir, or -1. */
 static long listing_at(const veto_scan *s, const char *dir)
@@ -299,12 +318,14 @@ static long listing_at(const veto_scan *s, const char *dir)
     return gk_pathmap_find(&s->byreal, dir, n, gk_fnv(dir, n));
 }
 
-/* Links into a directory not listed yet: after this many it is listed
- * (one reading instead of a readlink and a stat per link). */
+/* Links into a directory not listed yet: once this many have led there,
+ * and the directory is small next to their number (a byte of directory
+ * per LIST_BYTES_PER_LINK links' worth), it is listed: one reading instead
+ * of a readlink and a stat per link. A large one (/usr/lib/<triplet>) is
+ * not worth reading for a few links. */
 #define LIST_AFTER_LINKS 8
+#define LIST_BYTES_PER_LINK 512
 
-/* The listing of real directory rdir once enough links have led into it,
- * else -1. */
 static long list_wanted(veto_scan *s, const char *rdir, gk_resolve_cache *cache)
 {
     size_t n = strlen(rdir);
@@ -316,12 +337,35 @@ static long list_wanted(veto_scan *s, const char *rdir, gk_resolve_cache *cache)
         if ((size_t)id >= s->caphits) {
             s->caphits = s->caphits ? s->caphits * 2 : 16;
             s->hits = gk_realloc(s->hits, s->caphits * sizeof(*s->hits));
+            s->dir_bytes = gk_realloc(s->dir_bytes, s->caphits * sizeof(*s->dir_bytes));
         }
         s->hits[id] = 0;
+        s->dir_bytes[id] = -1;
     }
     if (++s->hits[id] < LIST_AFTER_LINKS)
         return -1;
+    if (s->dir_bytes[id] < 0) {
+        struct stat st;
+        s->dir_bytes[id] = stat(rdir, &st) == 0 ? (long long)st.st_size : LLONG_MAX;
+    }
+    if (s->dir_bytes[id] > (long long)(s->hits[id] * LIST_BYTES_PER_LINK))
+        return -1;
     return scan_list(s, rdir, cache, false);
+}
+
+/* dir resolved, remembered: links of one directory mostly lead into the
+ * same few (../lib/llvm-14/bin, /etc/alternatives). The scan's. */
+static const char *resolved_dir(veto_scan *s, const char *dir, gk_resolve_cache *cache)
+{
+    size_t n = strlen(dir);
+    long id = gk_pathmap_find(&s->dirs_seen, dir, n, gk_fnv(dir, n));
+    if (id >= 0)
+        return s->dirs_real.v[id][0] ? s->dirs_real.v[id] : NULL;
+    char *key = gk_strdup(dir), *real = gk_resolve_host_cached(dir, cache);
+    gk_strvec_push_take(&s->dirs_keys, key);
+    gk_pathmap_intern(&s->dirs_seen, key, n);
+    gk_strvec_push_take(&s->dirs_real, real ? real : gk_strdup(""));
+    return real;
 }
 
 /* Where link (or unknown) entry e of l leads, as gk_resolve_host would
@@ -339,24 +383,26 @@ static char *resolve_link(veto_scan *s, listing *l, lentry *e, gk_resolve_cache 
     if (tn > 0) {
         target[tn] = '\0';
         gk_autofree char *full =
-            target[0] == '/' ? gk_strdup(target) : gk_printf("%s/%s", l->real, target);
+            target[0] == '/' ? gk_strdup(target) : gk_path_join(l->real, target);
         char *slash = strrchr(full, '/');
         const char *leaf = slash + 1;
         if (*leaf && strcmp(leaf, ".") != 0 && strcmp(leaf, "..") != 0) {
             gk_autofree char *dir =
                 slash == full ? gk_strdup("/") : gk_strndup(full, (size_t)(slash - full));
-            gk_autofree char *rdir = gk_resolve_host_cached(dir, cache);
+            const char *rdir = resolved_dir(s, dir, cache);
             long at = rdir ? listing_at(s, rdir) : -1;
             if (at < 0 && rdir)
                 at = list_wanted(s, rdir, cache);
             if (at >= 0) {
                 listing *t = s->v[at];
                 size_t ln = strlen(leaf);
-                long k = gk_pathmap_find(&t->byname, leaf, ln, gk_fnv(leaf, ln));
+                long k = gk_pathmap_find(listing_names(t), leaf, ln, gk_fnv(leaf, ln));
                 if (k < 0)
                     return NULL; /* not in the listing: leads nowhere */
-                if (!t->v[k].resolving)
-                    return entry_canonical(s, t, &t->v[k], cache, dev, ino);
+                if (!t->v[k].resolving) {
+                    const char *c = entry_canonical(s, t, &t->v[k], cache, dev, ino);
+                    return c ? gk_strdup(c) : NULL;
+                }
             }
         }
     }
@@ -378,9 +424,9 @@ static char *resolve_link(veto_scan *s, listing *l, lentry *e, gk_resolve_cache 
 /* The canonical file of entry e of l, or NULL when it resolves nowhere;
  * its file's id in *dev, *ino (0 0: unknown). Worked out once per entry
  * (a directory is visited under each of its PATH spellings and again as
- * a layout directory, and links lead through others); a copy. */
-static char *entry_canonical(veto_scan *s, listing *l, lentry *e, gk_resolve_cache *cache,
-                             uint64_t *dev, uint64_t *ino)
+ * a layout directory, and links lead through others); the listing's. */
+static const char *entry_canonical(veto_scan *s, listing *l, lentry *e,
+                                   gk_resolve_cache *cache, uint64_t *dev, uint64_t *ino)
 {
     if (!e->resolved) {
         e->dev = e->cino = 0;
@@ -400,7 +446,7 @@ static char *entry_canonical(veto_scan *s, listing *l, lentry *e, gk_resolve_cac
     }
     *dev = e->dev;
     *ino = e->cino;
-    return e->canon ? gk_strdup(e->canon) : NULL;
+    return e->canon;
 }
 
 /* Is c directly inside dir? */
@@ -418,36 +464,55 @@ typedef struct scan_ask {
     gk_scan_match m;
 } scan_ask;
 
-static uint64_t parent_bits(const scan_ask *a, const char *path)
+/* What every entry directly inside a directory shares in the veto
+ * question: the veto dirs above them, and whether any veto file lies
+ * there at all (if not, no entry's path needs looking up). */
+typedef struct dir_share {
+    uint64_t bits;
+    bool files;
+} dir_share;
+
+static dir_share share_of(const scan_ask *a, const char *dir)
 {
-    gk_autofree char *parent = gk_path_parent(path);
-    return parent ? gk_exec_index_dir_bits(a->ix, parent) : 0;
+    dir_share sh = {gk_exec_index_dir_bits(a->ix, dir), gk_exec_index_dir_has_files(a->ix, dir)};
+    return sh;
 }
 
-/* gk_gate_exec_vetoed_id's answer on {spelling, walked, canonical}, where
- * walked and canonical, when they lie directly in the directories whose
- * bits are given (walked_bits, canon_bits; UINT64_MAX: not there). */
-static bool scan_vetoed(scan_ask *a, const char *spelling, const char *walked, uint64_t walked_bits,
-                        const char *canonical, uint64_t canon_bits, uint64_t dev, uint64_t ino)
+/* A listed directory's share, worked out once. */
+static dir_share listing_share(const scan_ask *a, listing *l)
 {
-    grant_exec_query q = {spelling, walked, canonical, NULL};
-    if (!a->ix)
-        return gk_gate_exec_vetoed_id(a->p, &q, dev, ino);
-    uint64_t veto = 0;
-    /* As gk_exec_index_answer reads them: the spelling without the veto
-     * dirs above it, then the walked path, then a canonical file that
-     * differs from it. */
-    if (spelling && (!walked || strcmp(spelling, walked) != 0))
-        veto |= gk_exec_index_entry_bits(a->ix, spelling, 0, &a->m);
-    if (walked)
-        veto |= gk_exec_index_entry_bits(
-            a->ix, walked, walked_bits != UINT64_MAX ? walked_bits : parent_bits(a, walked), &a->m);
-    if (canonical && (!walked || strcmp(canonical, walked) != 0))
-        veto |= gk_exec_index_entry_bits(
-            a->ix, canonical, canon_bits != UINT64_MAX ? canon_bits : parent_bits(a, canonical),
-            &a->m);
-    if (veto)
-        return true;
+    if (!l->shared) {
+        dir_share sh = share_of(a, l->real);
+        l->share_bits = sh.bits;
+        l->share_files = sh.files;
+        l->shared = true;
+    }
+    dir_share sh = {l->share_bits, l->share_files};
+    return sh;
+}
+
+static dir_share parent_share(const scan_ask *a, veto_scan *s, const char *path)
+{
+    gk_autofree char *parent = gk_path_parent(path);
+    dir_share none = {0, false};
+    if (!parent)
+        return none;
+    long at = listing_at(s, parent);
+    return at >= 0 ? listing_share(a, s->v[at]) : share_of(a, parent);
+}
+
+/* The veto bits of a path identity directly in a directory of share sh,
+ * its basename's bits already known (gk_exec_index_answer's per-identity
+ * reading, taken apart). */
+static uint64_t path_bits(const scan_ask *a, const char *path, uint64_t base_bits, dir_share sh)
+{
+    return base_bits | sh.bits | (sh.files ? gk_exec_index_file_bits(a->ix, path) : 0);
+}
+
+/* The same-file vetoes (a hard link of a vetoed program), by the id the
+ * listing gave, else by the file. */
+static bool same_vetoed(const scan_ask *a, const char *canonical, uint64_t dev, uint64_t ino)
+{
     if (!gk_exec_index_has_same(a->ix))
         return false;
     if (dev || ino)
@@ -455,8 +520,9 @@ static bool scan_vetoed(scan_ask *a, const char *spelling, const char *walked, u
     return gk_exec_index_same_file(a->ix, canonical, NULL) != NULL;
 }
 
-/* List every entry of d the gate vetoes. On PATH an entry is spelled by
- * its name; elsewhere only a path (or ld.so) can name it. */
+/* List every entry of d the gate vetoes (gk_gate_exec_vetoed_id's answer,
+ * computed per directory where its entries share it). On PATH an entry
+ * is spelled by its name; elsewhere only a path (or ld.so) can name it. */
 static void veto_dir_entries(gk_projection *pr, scan_ask *a, veto_scan *s, const char *d,
                              bool on_path, bool hidden_too, gk_resolve_cache *cache)
 {
@@ -464,37 +530,76 @@ static void veto_dir_entries(gk_projection *pr, scan_ask *a, veto_scan *s, const
     if (at < 0)
         return;
     listing *l = s->v[at];
-    uint64_t d_bits = 0, real_bits = 0;
+    dir_share d_sh = {0, false}, real_sh = {0, false};
     if (a->ix) {
-        d_bits = gk_exec_index_dir_bits(a->ix, d);
-        real_bits = strcmp(d, l->real) == 0 ? d_bits : gk_exec_index_dir_bits(a->ix, l->real);
+        real_sh = listing_share(a, l);
+        d_sh = strcmp(d, l->real) == 0 ? real_sh : share_of(a, d);
     }
     for (size_t i = 0; i < l->n; i++) {
         lentry *e = &l->v[i];
         if (e->name[0] == '.' && !hidden_too)
             continue;
         uint64_t dev, ino;
-        char *c = entry_canonical(s, l, e, cache, &dev, &ino);
-        /* A canonical file in the listed directory shares its bits. */
-        bool c_here = c && gk_path_parent_is(c, l->real);
-        if (!on_path) {
+        /* An entry that is no link is its own canonical file, real/NAME:
+         * its path is spelled out only when something needs it. */
+        bool in_place = e->type != DT_LNK && e->type != DT_UNKNOWN;
+        gk_autofree char *own = NULL;
+        const char *c;
+        if (in_place) {
+            dev = e->type == DT_REG ? l->dev : 0;
+            ino = e->type == DT_REG && l->dev ? e->ino : 0;
+            if (!dev)
+                ino = 0;
+            c = NULL;
+            if (!a->ix || real_sh.files)
+                c = own = gk_path_join(l->real, e->name);
+        } else {
+            c = entry_canonical(s, l, e, cache, &dev, &ino);
+        }
+        bool vetoed;
+        if (!a->ix) {
+            gk_autofree char *w = on_path ? gk_path_join(d, e->name) : NULL;
+            grant_exec_query q = {on_path ? e->name : c, on_path ? w : c, c, NULL};
+            vetoed = (on_path || c) && gk_gate_exec_vetoed_id(a->p, &q, dev, ino);
+        } else {
             /* Off PATH a name is only a path: the file itself is asked
              * about (a link leads to a file the gate may admit, and bwrap
-             * masks files, not links). */
-            if (c && scan_vetoed(a, c, c, c_here ? real_bits : UINT64_MAX, c, UINT64_MAX, dev,
-                                 ino))
-                gk_strvec_push_take(&pr->exec_veto, c);
-            else
-                free(c);
+             * masks files, not links). On PATH: the name, the walked path
+             * d/NAME, and the canonical file. A canonical file directly in
+             * the listed directory shares its part. */
+            uint64_t veto = 0;
+            uint64_t name_bits = on_path ? gk_exec_index_base_bits(a->ix, e->name, &a->m) : 0;
+            if (on_path && (d_sh.bits || name_bits)) {
+                veto = name_bits | d_sh.bits;
+            } else if (on_path && d_sh.files) {
+                gk_autofree char *w = gk_path_join(d, e->name);
+                veto = path_bits(a, w, name_bits, d_sh);
+            }
+            if (!veto && in_place) {
+                uint64_t c_base = on_path ? name_bits : gk_exec_index_base_bits(a->ix, e->name, &a->m);
+                veto = c_base | real_sh.bits | (real_sh.files ? gk_exec_index_file_bits(a->ix, c) : 0);
+            } else if (!veto && c) {
+                const char *cb = gk_basename(c);
+                uint64_t c_base = on_path && strcmp(cb, e->name) == 0
+                                      ? name_bits
+                                      : gk_exec_index_base_bits(a->ix, cb, &a->m);
+                bool here = gk_path_parent_is(c, l->real);
+                veto = path_bits(a, c, c_base, here ? real_sh : parent_share(a, s, c));
+            }
+            vetoed = (on_path || in_place || c) &&
+                     (veto || (gk_exec_index_has_same(a->ix) &&
+                               same_vetoed(a, c ? c : (own = gk_path_join(l->real, e->name)),
+                                           dev, ino)));
+        }
+        if (!vetoed)
             continue;
-        }
-        char *w = gk_path_join(d, e->name);
-        if (scan_vetoed(a, e->name, w, d_bits, c, c_here ? real_bits : UINT64_MAX, dev, ino)) {
-            take_both(&pr->exec_veto, in_real_dir(w, cache), c);
-        } else {
-            free(w);
-            free(c);
-        }
+        if (in_place && !c)
+            c = own = gk_path_join(l->real, e->name);
+        if (on_path)
+            take_both(&pr->exec_veto, in_real_dir(gk_path_join(d, e->name), cache),
+                      c ? gk_strdup(c) : NULL);
+        else
+            gk_strvec_push(&pr->exec_veto, c);
     }
 }
 
@@ -793,7 +898,6 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     }
     if (scanning)
         veto_scan_host(pr, p, &scan, &admitted, &cache);
-    scan_free(&scan);
     gk_strvec_sort_unique(&pr->exec_admit);
     gk_strvec_sort_unique(&pr->exec_veto);
     if (pr->exec_restricted && pr->fs_restricted) {
@@ -815,6 +919,7 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     free(veto_names.v);
     free(admitted.v);
     gk_resolve_cache_free(&cache);
+    scan_free(&scan); /* after the cache, which borrows its listings */
 }
 
 static void regions_free(gk_regions *r);
