@@ -155,20 +155,29 @@ static char *in_real_dir(char *w, gk_resolve_cache *cache)
 /* ---- the veto scan (host only) ----------------------------------------------
  *
  * The gate vetoes a program by any of its names, wherever it lies; bwrap
- * can only mask files it is told about, and the ELF loader runs any file
- * it can map, so every vetoed program the command could reach should be
- * on the list. Listing every readable file is too slow for a launch (all
- * of /usr: 157,000 entries, 0.3-0.6 s here, against 0.07 s for the whole
- * launch), so the scan covers the layouts programs are installed in
- * (grant(5) VETO MASKS says exactly which):
- *   - every absolute PATH directory;
- *   - in each readable root R (implicit and granted read regions, "/" when
- *     fs is unrestricted): R itself, R/A and R/A/B, and below a directory
- *     R/L whose name starts with "lib", R/L/A/B and R/L/A/B/C, when that
- *     directory is named bin, sbin or libexec.
- * Listed there: every entry the gate vetoes, by name, file, dir or
- * pattern, or as the same file (device and inode) as a vetoed program: a
- * hard link under another name (perl5.36.0 is perl). */
+ * can only mask files it is told about. Listing every readable file is
+ * too slow for a launch (all of /usr: 157,000 entries, 0.3 s warm here,
+ * against about 10 ms for the whole envelope), so the scan covers where a
+ * vetoed program could be executed (grant(5) VETO MASKS says exactly
+ * which):
+ *   - every absolute PATH directory, read once per projection and shared
+ *     with the PATH walk of the policy's names;
+ *   - with an exec allow-list, every admitted dir, whole: Landlock lets the
+ *     command execute any file there, and refuses every other file that is
+ *     not admitted, so these and PATH are all execve(2) could reach;
+ *   - without one (vetoes only: nothing else refuses execution), the
+ *     layouts programs are installed in: in each readable root R (implicit
+ *     and granted read regions, "/" when fs is unrestricted), R itself,
+ *     R/A and R/A/B, and below a directory R/L whose name starts with
+ *     "lib", R/L/A/B and R/L/A/B/C, when that directory is named bin, sbin
+ *     or libexec.
+ * The ELF interpreter's route (ld.so PROGRAM: read and mmap, which
+ * Landlock's EXECUTE does not see) reaches any readable program that is
+ * not admitted, vetoed or not; it is documented as one limit (grantrun(1)
+ * GUARANTEES), not chased file by file. Listed: every entry the gate
+ * vetoes, by name, file, dir or pattern, or as the same file (device and
+ * inode) as a vetoed program: a hard link under another name (perl5.36.0
+ * is perl). A vetoed file (exec_lists) is listed wherever it lies. */
 
 /* Levels below a lib directory looked at: R/libX/A/B/C/bin is not. */
 #define SCAN_LIB_DEPTH 3

@@ -247,7 +247,7 @@ END_TEST
 
 /* ---- 6, 7: a vetoed program off PATH, and under another name ---------- */
 
-/* A vetoed name in a lib/.../bin directory of a readable region (not on
+/* A vetoed name in a lib/.../bin directory below an admitted dir (not on
  * PATH: google-cloud-sdk's bundled python3), and a hard link of a vetoed
  * file under an innocent name (Debian's perl5.36.0), run neither directly
  * nor through the ELF loader; an admitted program beside them does. */
