@@ -205,6 +205,8 @@ typedef struct listing {
     bool indexed;
     char *names;        /* the block every entry's name lies in */
     bool shared;        /* share below worked out */
+    bool path_visited;  /* scanned as a PATH directory, with path_bits above */
+    uint64_t path_bits;
     uint64_t share_bits;
     bool share_files;
 } listing;
@@ -543,6 +545,16 @@ static void veto_dir_entries(gk_projection *pr, scan_ask *a, veto_scan *s, const
     if (a->ix) {
         real_sh = listing_share(a, l);
         d_sh = strcmp(d, l->real) == 0 ? real_sh : share_of(a, d);
+        /* The same directory again under another PATH spelling (/bin and
+         * /usr/bin on a merged /usr): with the same veto dirs above both
+         * and no veto file in either, every answer and every listed path
+         * (in its real directory) is the one the first visit gave. */
+        if (on_path && !d_sh.files) {
+            if (l->path_visited && l->path_bits == d_sh.bits)
+                return;
+            l->path_visited = true;
+            l->path_bits = d_sh.bits;
+        }
     }
     for (size_t i = 0; i < l->n; i++) {
         lentry *e = &l->v[i];
