@@ -421,6 +421,10 @@ int main(int argc, char **argv)
         printf("%-16s (not installed)\n", "firejail");
     if (!srt)
         printf("%-16s (not installed)\n", "sandbox-runtime");
+    if (med[1] > 0 && med[2] > 0)
+        printf("a future envelope (one process, the new mount API, no mountinfo re-read per "
+               "bind) could save at most envelope - bwrap = %.3f ms per run here (%zu mounts)\n",
+               med[2] - med[1], env->mounts);
     printf("targets (issue 13): grantrun <= 1.10x envelope and <= 2.5x bwrap; grantrun-tiny "
            "<= 1.3x bwrap; grantc-compile <= 3 ms\n");
     unlink(tiny);
