@@ -107,15 +107,16 @@ const gk_rule gk_audit_rules[GK_R_COUNT] = {
                       "Linux: the ELF loader can load readable binaries",
                       "The ELF loader is executable, so a binary that is readable in an "
                       "exec-capable read region but not exec-admitted (for example one under "
-                      "/usr/lib) can still be loaded through it. Written files are noexec, and "
-                      "vetoed programs are masked where grantrun looks for them: the PATH "
-                      "directories and the bin, sbin and libexec directories of the readable "
-                      "regions (up to two levels down, three more below a lib directory); one "
-                      "deeper, such as a tool's bundled interpreter, is denied by the gate but "
-                      "can be loaded. A name veto is not containment: a copy of a vetoed "
-                      "program under another name is a different file (a hard link is not, on "
-                      "the host target).",
-                      "Veto by file or directory, not only by name, what must never run."},
+                      "/usr/lib) can still be loaded through it, vetoed or not: it maps the "
+                      "program with read and mmap, which Landlock's EXECUTE does not see. "
+                      "Written files are noexec; vetoed programs on PATH and anywhere below an "
+                      "admitted dir are masked, so none of them can be executed or loaded; a "
+                      "vetoed name elsewhere (a tool's bundled interpreter under /usr/lib) is "
+                      "denied by the gate and by Landlock but can be loaded. A name veto is not "
+                      "containment: a copy of a vetoed program under another name is a "
+                      "different file (a hard link is not, on the host target).",
+                      "Veto by file what must never run: a vetoed file is masked wherever a "
+                      "bind shows it."},
     [GK_R_WIN_EXEC] = {"GK009", "fidelity-windows-exec", GRANT_SEVERITY_NOTE,
                     "Windows: exec has no OS filter",
                     "AppContainer has no filter on process creation: exec admissions and "

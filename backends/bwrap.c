@@ -633,8 +633,12 @@ static void mask_entry(builder *b, const char *t, entry_role role)
         const char *n = names.v[i];
         const gk_mount *e = effective(b, n);
         gk_area a = area_of(e);
-        if (role == E_VETO && a == GK_AREA_NONE)
-            continue; /* not in a bound region */
+        /* Not in a bound region: the sandbox root's own tmpfs, read-only
+         * from --remount-ro / on, shows nothing of the host there and
+         * takes no new name, so a mask would change nothing the command
+         * can reach (a home directory's secrets when no bind shows home). */
+        if (a == GK_AREA_NONE && (role == E_VETO || b->pr->fs_restricted))
+            continue;
         if (k == K_FILE || k == K_DIR) {
             add_mask(b, n, k == K_DIR);
             continue;

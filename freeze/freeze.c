@@ -679,7 +679,14 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache,
             }
         }
         char lbuf[1024];
-        ssize_t ln = readlink(out.data, lbuf, sizeof(lbuf));
+        const char *cached_target = NULL;
+        if (cache) {
+            long id = gk_pathmap_find(&cache->links, out.data, out.len, gk_fnv(out.data, out.len));
+            if (id >= 0)
+                cached_target = cache->link_targets.v[id];
+        }
+        ssize_t ln = cached_target ? (ssize_t)strlen(cached_target)
+                                   : readlink(out.data, lbuf, sizeof(lbuf));
         if (ln < 0) {
             int err = errno;
             if (err != EINVAL)
@@ -694,7 +701,14 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache,
             gk_buf_free(&out);
             return NULL;
         }
-        char *target = (size_t)ln < sizeof(lbuf) ? gk_strndup(lbuf, (size_t)ln) : read_link(out.data);
+        char *target = cached_target               ? gk_strdup(cached_target)
+                       : (size_t)ln < sizeof(lbuf) ? gk_strndup(lbuf, (size_t)ln)
+                                                   : read_link(out.data);
+        if (cache && !cached_target && target && target[0]) {
+            /* Seen in this scan: a link to target (ids follow insertion). */
+            gk_pathmap_intern(&cache->links, own_copy(cache, out.data), out.len);
+            gk_strvec_push(&cache->link_targets, target);
+        }
         if (!target || !target[0]) {
             /* Unreadable or empty target: the kernel cannot follow it
              * either; keep the spelling and stop resolving. */
@@ -704,7 +718,7 @@ static char *resolve_host(const char *lexical, gk_resolve_cache *cache,
         }
         out.len = target[0] == '/' ? 0 : before;
         out.data[out.len] = '\0';
-        char *next = gk_printf("%s/%s", target, rest + pos);
+        char *next = gk_path_join(target, rest + pos); /* no printf: once per link */
         free(target);
         free(rest);
         rest = next;
@@ -726,6 +740,22 @@ char *gk_resolve_host_opaque(const char *abs, bool (*opaque)(const char *p, void
     return abs && abs[0] == '/' ? resolve_host(abs, NULL, opaque, arg) : NULL;
 }
 
+void gk_resolve_cache_note_known(gk_resolve_cache *cache, const char *path)
+{
+    size_t n = strlen(path);
+    if (gk_pathmap_find(&cache->known, path, n, gk_fnv(path, n)) < 0)
+        gk_pathmap_intern(&cache->known, own_copy(cache, path), n);
+}
+
+void gk_resolve_cache_note_link(gk_resolve_cache *cache, const char *path, const char *target)
+{
+    size_t n = strlen(path);
+    if (!target[0] || gk_pathmap_find(&cache->links, path, n, gk_fnv(path, n)) >= 0)
+        return;
+    gk_pathmap_intern(&cache->links, own_copy(cache, path), n);
+    gk_strvec_push(&cache->link_targets, target);
+}
+
 char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache)
 {
     return abs && abs[0] == '/' ? resolve_host(abs, cache, NULL, NULL) : NULL;
@@ -735,10 +765,13 @@ void gk_resolve_cache_free(gk_resolve_cache *cache)
 {
     gk_pathmap_clear(&cache->known);
     gk_pathmap_clear(&cache->absent);
+    gk_pathmap_clear(&cache->links);
+    gk_strvec_free(&cache->link_targets);
     gk_pathmap_clear(&cache->dirs);
     gk_pathmap_clear(&cache->entries);
     free(cache->probes);
     free(cache->listed);
+    free(cache->names);
     gk_strvec_free(&cache->owned);
 }
 
@@ -747,10 +780,9 @@ void gk_resolve_cache_free(gk_resolve_cache *cache)
 #define LIST_AFTER_PROBES 64
 
 
-bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char *name)
+/* The slot of dir in the cache's directory table. */
+static size_t dir_slot(gk_resolve_cache *c, const char *dir)
 {
-    if (!c)
-        return true;
     size_t dlen = strlen(dir);
     long known = gk_pathmap_find(&c->dirs, dir, dlen, gk_fnv(dir, dlen));
     /* A copy only for a directory seen the first time: this runs per name
@@ -762,10 +794,29 @@ bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char
             cap *= 2;
         c->probes = gk_realloc(c->probes, cap * sizeof(*c->probes));
         c->listed = gk_realloc(c->listed, cap * sizeof(*c->listed));
+        c->names = gk_realloc(c->names, cap * sizeof(*c->names));
+        memset(c->names + c->capdirs, 0, (cap - c->capdirs) * sizeof(*c->names));
         memset(c->probes + c->capdirs, 0, (cap - c->capdirs) * sizeof(*c->probes));
         memset(c->listed + c->capdirs, 0, (cap - c->capdirs) * sizeof(*c->listed));
         c->capdirs = cap;
     }
+    return id;
+}
+
+void gk_resolve_cache_listed(gk_resolve_cache *c, const char *dir, const gk_pathmap *names)
+{
+    size_t id = dir_slot(c, dir);
+    if (c->listed[id])
+        return;
+    c->names[id] = names;
+    c->listed[id] = true;
+}
+
+bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char *name)
+{
+    if (!c)
+        return true;
+    size_t id = dir_slot(c, dir);
     if (!c->listed[id] && ++c->probes[id] >= LIST_AFTER_PROBES) {
         DIR *d = opendir(dir);
         if (!d)
@@ -780,6 +831,10 @@ bool gk_resolve_cache_may_exist(gk_resolve_cache *c, const char *dir, const char
     }
     if (!c->listed[id])
         return true;
+    if (c->names[id]) {
+        size_t n = strlen(name);
+        return gk_pathmap_find(c->names[id], name, n, gk_fnv(name, n)) >= 0;
+    }
     gk_autofree char *full = gk_path_join(dir, name);
     size_t len = strlen(full);
     return gk_pathmap_find(&c->entries, full, len, gk_fnv(full, len)) >= 0;

@@ -78,6 +78,8 @@ GK_HIDDEN char *gk_resolve_host_opaque(const char *abs, bool (*opaque)(const cha
  * ends (the filesystem may change after). */
 typedef struct gk_resolve_cache {
     gk_pathmap known;   /* exist, and are no symlink */
+    gk_pathmap links;   /* symlinks, by id: their targets in link_targets */
+    gk_strvec link_targets;
     gk_pathmap absent;  /* do not exist (nor does anything below them) */
     gk_strvec owned;
     /* PATH directories probed often enough get listed once. */
@@ -86,13 +88,28 @@ typedef struct gk_resolve_cache {
     bool *listed;
     size_t capdirs;
     gk_pathmap entries; /* "DIR/NAME" of every listed directory's entries */
+    const gk_pathmap **names; /* by dir id: a caller's listing of it (borrowed), or NULL */
 } gk_resolve_cache;
 GK_HIDDEN char *gk_resolve_host_cached(const char *abs, gk_resolve_cache *cache);
+/* path (no symlink in it) was just seen to exist by the caller (a
+ * directory listing's entry that is no link). */
+GK_HIDDEN void gk_resolve_cache_note_known(gk_resolve_cache *cache, const char *path);
+/* path (no symlink above its last component) was just read as a symlink
+ * to target by the caller: the resolution reads it from the cache. */
+GK_HIDDEN void gk_resolve_cache_note_link(gk_resolve_cache *cache, const char *path,
+                                          const char *target);
 GK_HIDDEN void gk_resolve_cache_free(gk_resolve_cache *cache);
 /* May dir/name exist? false only when a listing of dir (taken once dir
  * has been asked about often) lacks name; the caller still stats a true. */
 GK_HIDDEN bool gk_resolve_cache_may_exist(gk_resolve_cache *cache, const char *dir,
                                           const char *name);
+
+/* dir has just been listed by the caller: names maps every entry's name
+ * (dot entries too), and gk_resolve_cache_may_exist answers from it from
+ * the first probe on (one reading of a PATH directory per projection).
+ * Borrowed: the caller keeps it until it stops using the cache. */
+GK_HIDDEN void gk_resolve_cache_listed(gk_resolve_cache *cache, const char *dir,
+                                       const gk_pathmap *names);
 
 /* The freezing functions take the cache explicitly (NULL: resolve
  * uncached): a compile owns one (compile.c), so a policy of thousands of

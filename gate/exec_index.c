@@ -76,6 +76,7 @@ typedef struct same_file {
 } same_file;
 
 struct gk_exec_index {
+    size_t nveto_dirs;     /* veto dir keys, any layer */
     same_file *same;       /* sorted by (dev, ino); host target only */
     size_t nsame, capsame;
     bool usable; /* false: more layers than bits, the fold answers */
@@ -221,6 +222,7 @@ gk_exec_index *gk_exec_index_build(const grant_policy *p)
         add_entries(ix, &x->veto_names, bit, X_VETO_NAME);
         add_entries(ix, &x->veto_files, bit, X_VETO_FILE);
         add_entries(ix, &x->veto_dirs, bit, X_VETO_DIR);
+        ix->nveto_dirs += x->veto_dirs.n;
         for (size_t i = 0; i < x->veto_match.n; i++) {
             veto_pattern vp = pattern_of(x->match_code ? x->match_code[i] : NULL,
                                          x->veto_match.v[i].key, bit);
@@ -365,4 +367,68 @@ int gk_exec_index_answer(const gk_exec_index *ix, const grant_exec_query *q, gk_
         if (!q->argv1 || !gk_strvec_bsearch(&binds[i]->subs, q->argv1))
             return GRANT_DENIED;
     return GRANT_ALLOWED;
+}
+
+/* ---- a directory scan's questions (projection.c) ---------------------------
+ *
+ * The veto scan asks about every entry of many directories: the same
+ * answer as gk_exec_index_answer(GK_EXEC_VETO), taken apart so what all
+ * entries of a directory share (the veto dirs above it) is computed once. */
+
+bool gk_exec_index_usable(const gk_exec_index *ix)
+{
+    return ix->usable;
+}
+
+bool gk_exec_index_has_same(const gk_exec_index *ix)
+{
+    return ix->nsame > 0;
+}
+
+uint64_t gk_exec_index_dir_bits(const gk_exec_index *ix, const char *dir)
+{
+    uint64_t veto_dir = 0, allow_dir = 0;
+    if (!ix->nveto_dirs || !ix->nslots)
+        return 0;
+    /* The proper ancestors of dir/x: dir's own and dir itself. */
+    gk_autofree char *probe = gk_path_join(dir, "x");
+    ancestor_bits(ix, probe, &veto_dir, &allow_dir);
+    return veto_dir;
+}
+
+uint64_t gk_exec_index_base_bits(const gk_exec_index *ix, const char *base, gk_scan_match *m)
+{
+    const xslot *at = lookup(ix, base);
+    uint64_t veto = at ? at->bits[X_VETO_NAME] | at->bits[X_VETO_FILE] : 0;
+    if (ix->npatterns)
+        veto |= pattern_bits(ix, base, &m->md);
+    return veto;
+}
+
+uint64_t gk_exec_index_file_bits(const gk_exec_index *ix, const char *path)
+{
+    const xslot *at = lookup(ix, path);
+    return at ? at->bits[X_VETO_NAME] | at->bits[X_VETO_FILE] : 0;
+}
+
+bool gk_exec_index_dir_has_files(const gk_exec_index *ix, const char *dir)
+{
+    size_t n = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+    for (size_t id = 0; id < ix->nslots; id++) {
+        if (!ix->slots[id].bits[X_VETO_FILE] && !ix->slots[id].bits[X_VETO_NAME])
+            continue;
+        const gk_pathmap_key *k = &ix->keys.keys[id];
+        /* A key directly inside dir (a veto name never holds a '/'). */
+        if (k->len > n + 1 && memcmp(k->key, dir, n) == 0 && k->key[n] == '/' &&
+            !memchr(k->key + n + 1, '/', k->len - n - 1))
+            return true;
+    }
+    return false;
+}
+
+void gk_scan_match_free(gk_scan_match *m)
+{
+    if (m->md)
+        pcre2_match_data_free(m->md);
+    m->md = NULL;
 }

@@ -813,18 +813,22 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
              * working directory part of PATH. */
             if (n && is_absolute(ctx, d)) {
                 gk_autofree char *dir = gk_strndup(d, n);
-                /* CreateProcess appends .exe to a bare name without an
-                 * extension: `cmd` runs C:/Windows/System32/cmd.exe. */
-                char *cand = win && !strchr(head, '.') ? gk_printf("%s/%s.exe", dir, head)
-                                                       : gk_path_join(dir, head);
-                struct stat st;
-                /* Offline, nothing can be looked at: the first entry is
-                 * where the name would be found. */
-                if (!host || (gk_resolve_cache_may_exist(cache, dir, head) && stat(cand, &st) == 0 &&
-                              S_ISREG(st.st_mode) && (st.st_mode & 0111)))
-                    *walked = cand;
-                else
-                    free(cand);
+                /* A listing of dir that lacks the name settles it without
+                 * a stat (or a string). */
+                if (!host || gk_resolve_cache_may_exist(cache, dir, head)) {
+                    /* CreateProcess appends .exe to a bare name without an
+                     * extension: `cmd` runs C:/Windows/System32/cmd.exe. */
+                    char *cand = win && !strchr(head, '.') ? gk_printf("%s/%s.exe", dir, head)
+                                                           : gk_path_join(dir, head);
+                    struct stat st;
+                    /* Offline, nothing can be looked at: the first entry is
+                     * where the name would be found. */
+                    if (!host ||
+                        (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)))
+                        *walked = cand;
+                    else
+                        free(cand);
+                }
             }
             d = e ? e + 1 : d + n;
         }
@@ -1007,6 +1011,11 @@ static bool names_vetoed(const grant_policy *p, const grant_exec_query *q);
 static bool gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q)
 {
     return same_file_vetoed(p, q, NULL) || names_vetoed(p, q);
+}
+
+const gk_exec_index *gk_gate_exec_index(const grant_policy *p)
+{
+    return index_of(p)->exec;
 }
 
 bool gk_gate_exec_vetoed_id(const grant_policy *p, const grant_exec_query *q, uint64_t dev,

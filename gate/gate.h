@@ -82,6 +82,27 @@ GK_HIDDEN const gk_entry *gk_exec_index_same_file(const gk_exec_index *ix, const
 /* The same by a file's identity already known (a scan's d_ino). */
 GK_HIDDEN const gk_entry *gk_exec_index_same_id(const gk_exec_index *ix, uint64_t dev, uint64_t ino,
                                                const gk_layer **layer);
+/* A directory scan's share of the veto question (projection.c), answered
+ * as gk_exec_index_answer(GK_EXEC_VETO) would, taken apart so what the
+ * entries of one directory share is asked once: the veto-dir bits of
+ * everything directly inside dir; whether any veto file lies directly
+ * inside dir; then per identity the names and patterns at its basename
+ * and, for a path, the veto files at it. Non-zero bits: vetoed. Only when
+ * the index is usable; the same-file vetoes are asked apart
+ * (gk_exec_index_same_id). */
+typedef struct gk_scan_match {
+    struct pcre2_real_match_data_8 *md;
+} gk_scan_match;
+GK_HIDDEN bool gk_exec_index_usable(const gk_exec_index *ix);
+GK_HIDDEN bool gk_exec_index_has_same(const gk_exec_index *ix);
+GK_HIDDEN uint64_t gk_exec_index_dir_bits(const gk_exec_index *ix, const char *dir);
+GK_HIDDEN bool gk_exec_index_dir_has_files(const gk_exec_index *ix, const char *dir);
+GK_HIDDEN uint64_t gk_exec_index_base_bits(const gk_exec_index *ix, const char *base,
+                                           gk_scan_match *m);
+GK_HIDDEN uint64_t gk_exec_index_file_bits(const gk_exec_index *ix, const char *path);
+GK_HIDDEN void gk_scan_match_free(gk_scan_match *m);
+/* The policy's exec index (built on first use, like every check's). */
+GK_HIDDEN const gk_exec_index *gk_gate_exec_index(const grant_policy *p);
 /* Does a veto of any layer hit q (names, files, dirs, patterns, or the
  * same file as a vetoed program)? */
 GK_HIDDEN bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q);

@@ -803,7 +803,9 @@ static void spawn_and_wait(envelope *e, const gk_launch_opts *o, gk_launch_resul
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
         sigaction(forwarded[i], &sa, &old[i]);
-    pid_t pid = fork();
+    /* vfork: the child only moves descriptors and executes, so the
+     * parent's page tables need no copy (and its heap no copy-on-write). */
+    pid_t pid = vfork();
     if (pid == 0)
         exec_bwrap(e->bwrap_fd, e->fds, tail, o);
     if (pid < 0) {

@@ -254,6 +254,39 @@ START_TEST(mount_filter_denies_mount)
 }
 END_TEST
 
+/* The precompiled filters grantrun serves are the libseccomp builder's,
+ * byte for byte, for every setting (seccomp_gen.c ran it at build time). */
+int gk_seccomp_build_main_fd(bool net, bool exec_restricted);
+int gk_seccomp_build_mount_fd(void);
+
+static char *fd_bytes(int fd, size_t *n)
+{
+    ck_assert_int_ge(fd, 0);
+    gk_buf b = {0};
+    char chunk[4096];
+    ssize_t r;
+    while ((r = read(fd, chunk, sizeof(chunk))) > 0)
+        gk_buf_add(&b, chunk, (size_t)r);
+    close(fd);
+    *n = b.len;
+    return gk_buf_steal(&b, NULL);
+}
+
+START_TEST(precompiled_filters_are_the_builders)
+{
+    for (int v = 0; v < 5; v++) {
+        bool net = v & 1, exec = v & 2;
+        size_t nf, nb;
+        gk_autofree char *fixed =
+            fd_bytes(v < 4 ? gk_seccomp_main_fd(net, exec) : gk_seccomp_mount_fd(), &nf);
+        gk_autofree char *built = fd_bytes(
+            v < 4 ? gk_seccomp_build_main_fd(net, exec) : gk_seccomp_build_mount_fd(), &nb);
+        ck_assert_msg(nf == nb && nf > 0 && memcmp(fixed, built, nf) == 0,
+                      "filter %d: precompiled %zu bytes, built %zu", v, nf, nb);
+    }
+}
+END_TEST
+
 /* ---- the helper inside bwrap ------------------------------------------ */
 
 typedef struct envelope {
@@ -640,6 +673,7 @@ static Suite *suite(void)
     tcase_add_test(sc, main_filter_net_false_leaves_only_unix_sockets);
     tcase_add_test(sc, filters_kill_a_foreign_abi);
     tcase_add_test(sc, mount_filter_denies_mount);
+    tcase_add_test(sc, precompiled_filters_are_the_builders);
     suite_add_tcase(s, sc);
     TCase *helper = tcase_create("helper");
     tcase_set_timeout(helper, 60);

@@ -247,7 +247,7 @@ END_TEST
 
 /* ---- 6, 7: a vetoed program off PATH, and under another name ---------- */
 
-/* A vetoed name in a lib/.../bin directory of a readable region (not on
+/* A vetoed name in a lib/.../bin directory below an admitted dir (not on
  * PATH: google-cloud-sdk's bundled python3), and a hard link of a vetoed
  * file under an innocent name (Debian's perl5.36.0), run neither directly
  * nor through the ELF loader; an admitted program beside them does. */
@@ -279,6 +279,46 @@ START_TEST(a_vetoed_program_off_path_or_hard_linked_is_masked)
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     expect(&r, ARGS("run=ERR:EACCES", "ldso=EXIT:127", "run=ERR:EACCES", "ldso=EXIT:127",
                     "run=EXIT:0", "ldso=EXIT:0"));
+    run_free(&r);
+}
+END_TEST
+
+/* With an exec allow-list, Landlock lets the command execute anything in
+ * an admitted dir: a vetoed program anywhere below one (not in a bin
+ * directory, hidden, reached through a link) is masked, however deep;
+ * an admitted one beside it runs. (The layout scan never looked there:
+ * /usr/lib/gcc/.../12/lto-wrapper under `allow /usr/lib/gcc/`.) */
+START_TEST(a_vetoed_program_deep_in_an_admitted_dir_is_masked)
+{
+    gk_autofree char *deep = gk_printf("%s/opt/a/b/c/d/e", base);
+    gk_autofree char *mk = gk_printf("mkdir -p %s", deep);
+    ck_assert_int_eq(system(mk), 0);
+    gk_autofree char *vetoed = gk_printf("%s/lto-wrapper", deep);
+    gk_autofree char *hidden = gk_printf("%s/.cc1", deep);
+    gk_autofree char *ok = gk_printf("%s/admitted", deep);
+    gk_autofree char *lnk = gk_printf("%s/opt/a/cc1", base);
+    gk_test_copy("/usr/bin/true", vetoed, 0755);
+    gk_test_copy("/usr/bin/true", hidden, 0755);
+    gk_test_copy("/usr/bin/true", ok, 0755);
+    ck_assert_int_eq(symlink("b/c/d/e/.cc1", lnk), 0);
+    gk_autofree char *pol = policy("d.grant", "grant d {\n"
+                                              "    exec {\n"
+                                              "        allow @B/bin/escape-probe @B/opt/;\n"
+                                              "        deny lto-wrapper cc1 match \"^[.]cc\";\n"
+                                              "    }\n"
+                                              "    fs { read /usr /etc @B/bin @B/opt; write cwd:; }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    gk_autofree char *s1 = gk_printf("run:%s", vetoed), *s2 = gk_printf("ldso:%s", vetoed);
+    gk_autofree char *s3 = gk_printf("run:%s", hidden), *s4 = gk_printf("run:%s", lnk);
+    gk_autofree char *s5 = gk_printf("run:%s", ok), *s6 = gk_printf("ldso:%s", ok);
+    run r = grantrun_as(false, ARGS("-p", pol, "--", probe, s1, s2, s3, s4, s5, s6));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    expect(&r, ARGS("run=ERR:EACCES", "ldso=EXIT:127", "run=EXIT:0", "ldso=EXIT:0"));
+    /* Each line in order: the three vetoed runs refused. */
+    ck_assert_msg(strstr(r.out, "run=ERR:EACCES\nldso=EXIT:127\nrun=ERR:EACCES\nrun=ERR:EACCES\n"
+                                "run=EXIT:0\nldso=EXIT:0\n"),
+                  "unexpected:\n%s\nstderr: %s", r.out, r.err);
     run_free(&r);
 }
 END_TEST
@@ -499,6 +539,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_readonly_rebind_inside_a_write_region_is_noexec);
     tcase_add_test(tc, restricted_exec_needs_restricted_fs);
     tcase_add_test(tc, a_vetoed_program_off_path_or_hard_linked_is_masked);
+    tcase_add_test(tc, a_vetoed_program_deep_in_an_admitted_dir_is_masked);
     tcase_add_test(tc, processes_fails_closed_for_root);
     tcase_add_test(tc, a_file_handed_in_is_relayed);
     tcase_add_test(tc, nothing_written_is_setuid);

@@ -1143,6 +1143,188 @@ static void check_projection(const char *file, const char *dir, gk_buf *report, 
     grant_policy_free(c.p);
 }
 
+/* ---- the veto scan against a plain reading of it ------------------------
+ *
+ * The projection's veto scan lists each directory once, resolves a link
+ * through the listings and asks the veto question per directory where its
+ * entries share it. The oracle here does it the plain way, entry by entry:
+ * resolve every entry (gk_resolve_host), stat it, ask the gate
+ * (gk_gate_exec_vetoed_id); the two lists must be equal, on a tree with
+ * every kind of entry (links in the same directory, into another listed
+ * one, through a chain, dangling, looping, a hard link of a vetoed file,
+ * hidden files, a PATH spelling through a linked directory). */
+
+static void oracle_dir(const grant_policy *p, const char *d, bool on_path, bool hidden,
+                       gk_strvec *out)
+{
+    DIR *dir = opendir(d);
+    if (!dir)
+        return;
+    char *d_real = gk_resolve_host(d);
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            (e->d_name[0] == '.' && !hidden))
+            continue;
+        char *w = gk_path_join(d, e->d_name);
+        char *c = gk_resolve_host(w);
+        struct stat st;
+        uint64_t dev = 0, ino = 0;
+        if (c && stat(c, &st) == 0) {
+            dev = (uint64_t)st.st_dev;
+            ino = (uint64_t)st.st_ino;
+        } else {
+            free(c);
+            c = NULL;
+        }
+        grant_exec_query q = {on_path ? e->d_name : c, on_path ? w : c, c, NULL};
+        if ((on_path || c) && gk_gate_exec_vetoed_id(p, &q, dev, ino)) {
+            if (on_path)
+                gk_strvec_push_take(out, gk_path_join(d_real, e->d_name));
+            if (c)
+                gk_strvec_push(out, c);
+        }
+        free(w);
+        free(c);
+    }
+    closedir(dir);
+    free(d_real);
+}
+
+static void oracle_tree(const grant_policy *p, const char *d, gk_strvec *out)
+{
+    oracle_dir(p, d, false, true, out);
+    DIR *dir = opendir(d);
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && e->d_type == DT_DIR) {
+            char *sub = gk_path_join(d, e->d_name);
+            oracle_tree(p, sub, out);
+            free(sub);
+        }
+    closedir(dir);
+}
+
+static void scan_tree_make(const char *dir)
+{
+    static const char *const dirs[] = {"usr/bin", "etc/alt", "lib/tool/bin", "opt/a/b/c/d",
+                                       "home", "tmp", "w"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        gk_autofree char *cmd = gk_printf("mkdir -p '%s/%s'", dir, dirs[i]);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    static const char *const files[] = {"usr/bin/bash", "usr/bin/ok1", "usr/bin/vetofile",
+                                        "usr/bin/python3.11", "usr/bin/.zsh", "lib/tool/bin/zsh",
+                                        "lib/tool/bin/fine", "opt/a/b/c/d/lto-wrapper",
+                                        "opt/a/b/c/d/.cc1", "opt/a/b/c/d/plain"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        gk_autofree char *f = gk_path_join(dir, files[i]);
+        gk_test_write(f, "x\n", 0755);
+    }
+    static const char *const links[][2] = {
+        {"usr/bin/sh", "bash"},          {"usr/bin/rbash", "bash"},
+        {"usr/bin/py3", "python3.11"},   {"usr/bin/x", "../../lib/tool/bin/zsh"},
+        {"usr/bin/y", "../lib/tool/bin/fine"}, {"usr/bin/alt", "@/etc/alt/alt"},
+        {"etc/alt/alt", "@/usr/bin/bash"}, {"usr/bin/gone", "nothere"},
+        {"usr/bin/loop1", "loop2"},      {"usr/bin/loop2", "loop1"},
+        {"usr/bin/deep", "../../opt/a/b/c/d/lto-wrapper"}, {"bin", "usr/bin"},
+        {"opt/a/cc", "b/c/d/.cc1"},      {"opt/a/up", "../usr/bin/bash"},
+        {"usr/bin/zsh", "ok1"}}; /* a vetoed name on an innocent file */
+    for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
+        gk_autofree char *at = gk_path_join(dir, links[i][0]);
+        gk_autofree char *to = links[i][1][0] == '@' ? gk_printf("%s%s", dir, links[i][1] + 1)
+                                                     : gk_strdup(links[i][1]);
+        ck_assert_int_eq(symlink(to, at), 0);
+    }
+    gk_autofree char *vf = gk_path_join(dir, "usr/bin/vetofile");
+    gk_autofree char *hl = gk_path_join(dir, "usr/bin/innocent");
+    ck_assert_int_eq(link(vf, hl), 0);
+}
+
+static void scan_matches_oracle(const char *dir, const char *text, bool allow_list)
+{
+    gk_autofree char *file = gk_path_join(dir, "scan.grant");
+    gk_buf b = {0};
+    for (const char *q = text; *q; q++)
+        if (*q == '@')
+            gk_buf_puts(&b, dir);
+        else
+            gk_buf_putc(&b, *q);
+    gk_autofree char *body = gk_buf_steal(&b, NULL);
+    gk_test_write(file, body, 0644);
+    gk_autofree char *cwd = gk_path_join(dir, "w");
+    grant_context *ctx = host_context(dir, cwd, true);
+    grant_diags *d = grant_diags_new();
+    grant_policy *p = NULL;
+    const char *files[] = {file};
+    ck_assert_msg(grant_compile(ctx, files, 1, NULL, 0, d, &p) == 0, "%s",
+                  gk_test_render_diags(d));
+    gk_projection *pr = gk_projection_build(p);
+    gk_strvec want = {0};
+    gk_autofree char *bin = gk_path_join(dir, "bin"), *ubin = gk_path_join(dir, "usr/bin");
+    oracle_dir(p, bin, true, false, &want);
+    oracle_dir(p, ubin, true, false, &want);
+    if (allow_list) {
+        gk_autofree char *opt = gk_path_join(dir, "opt");
+        oracle_tree(p, opt, &want);
+    } else {
+        gk_autofree char *lb = gk_path_join(dir, "lib/tool/bin");
+        oracle_dir(p, lb, false, false, &want);
+        oracle_dir(p, ubin, false, false, &want);
+    }
+    /* What exec_lists adds apart from the scan: the vetoed file itself
+     * and the walk of each vetoed name (both sides alike). */
+    gk_strvec_push_take(&want, gk_path_join(dir, "usr/bin/vetofile"));
+    gk_strvec_sort_unique(&want);
+    gk_strvec got = {0};
+    for (size_t i = 0; i < pr->exec_veto.n; i++)
+        if (strncmp(pr->exec_veto.v[i], dir, strlen(dir)) == 0)
+            gk_strvec_push(&got, pr->exec_veto.v[i]);
+    gk_strvec_sort_unique(&got);
+    gk_buf diff = {0};
+    for (size_t i = 0; i < want.n; i++)
+        if (!gk_strvec_contains(&got, want.v[i]))
+            gk_buf_printf(&diff, "\n  missing %s", want.v[i]);
+    for (size_t i = 0; i < got.n; i++)
+        if (!gk_strvec_contains(&want, got.v[i]))
+            gk_buf_printf(&diff, "\n  extra %s", got.v[i]);
+    ck_assert_msg(diff.len == 0, "veto scan and its oracle differ (%s):%s",
+                  allow_list ? "allow-list" : "vetoes only", diff.data ? diff.data : "");
+    gk_buf_free(&diff);
+    gk_strvec_free(&want);
+    gk_strvec_free(&got);
+    gk_projection_free(pr);
+    grant_policy_free(p);
+    grant_diags_free(d);
+    grant_context_free(ctx);
+}
+
+START_TEST(veto_scan_agrees_with_a_plain_reading)
+{
+    char *dir = make_scratch();
+    scan_tree_make(dir);
+    scan_matches_oracle(dir,
+                        "grant s {\n"
+                        "    exec {\n"
+                        "        allow ok1 @/opt/;\n"
+                        "        deny bash zsh lto-wrapper match \"^python\" match \"^[.]cc\";\n"
+                        "        deny @/usr/bin/vetofile;\n"
+                        "    }\n"
+                        "    fs { read @; write cwd:; }\n"
+                        "}\n",
+                        true);
+    scan_matches_oracle(dir,
+                        "grant s {\n"
+                        "    exec { deny bash zsh match \"^python\" @/usr/bin/vetofile; }\n"
+                        "    fs { read @; write cwd:; }\n"
+                        "}\n",
+                        false);
+    free(dir);
+}
+END_TEST
+
 START_TEST(projection_of_bundled_policies_agrees_with_the_gate)
 {
     char *dir = make_scratch();
@@ -1543,6 +1725,7 @@ static Suite *gate_suite(void)
     t = tcase_create("projection");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, projection_of_bundled_policies_agrees_with_the_gate);
+    tcase_add_test(t, veto_scan_agrees_with_a_plain_reading);
     suite_add_tcase(s, t);
 
     t = tcase_create("cli");
