@@ -262,11 +262,15 @@ static void exec_rows(ctx *c, const grant_policy *p)
             why = gk_strdup("EXECUTE and READ_FILE are withheld from it (neither run, nor "
                             "loaded, nor copied) and go to each existing entry around it");
             st = ll_only(c, st, &why);
-        } else if (veto_dir(p, v)) {
+        } else if (veto_dir(p, v) && !pr->exec_restricted) {
+            /* With an allow-list the projection scans every admitted dir
+             * whole and masks each program below a vetoed one; without one
+             * only PATH and the bin/sbin/libexec layout are scanned. */
             st = GK_ENF_WEAKER;
-            why = gk_strdup("a vetoed directory inside an exec grant: bwrap masks files, and "
-                            "the namespaces level's Landlock rules cannot carve it out, so only "
-                            "the gate holds it (the landlock level pushes EXECUTE down instead)");
+            why = gk_strdup("a vetoed directory with no exec allow-list: bwrap masks the "
+                            "vetoed files the scan finds (PATH and the bin, sbin and libexec "
+                            "dirs), and the namespaces level's Landlock rules cannot carve it "
+                            "out, so elsewhere only the gate holds it");
         } else {
             by |= GK_BY_MOUNT;
         }

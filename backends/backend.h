@@ -18,6 +18,9 @@
 typedef struct gk_launch_env {
     const char *const *env; /* the command's environment, NAME=VALUE, NULL-terminated */
     bool tty;               /* keep the controlling terminal: no --new-session */
+    const char *scratch_at; /* a launcher's own writable mount at this sandbox path (the
+                             * frame protocol's scratch), or NULL: masks below it are
+                             * kept although no bind of the policy shows the name */
 } gk_launch_env;
 
 typedef struct gk_emit_input {

@@ -140,6 +140,7 @@ typedef struct builder {
     const grant_policy *policy;
     grant_diags *notes;
     bool offline;
+    const char *scratch_at; /* gk_launch_env.scratch_at */
     gk_mount *m;
     size_t n, cap;
     size_t nbase;          /* mounts [0, nbase) are the base binds; the rest readonly */
@@ -637,7 +638,8 @@ static void mask_entry(builder *b, const char *t, entry_role role)
          * from --remount-ro / on, shows nothing of the host there and
          * takes no new name, so a mask would change nothing the command
          * can reach (a home directory's secrets when no bind shows home). */
-        if (a == GK_AREA_NONE && (role == E_VETO || b->pr->fs_restricted))
+        if (a == GK_AREA_NONE && (role == E_VETO || b->pr->fs_restricted) &&
+            !(b->scratch_at && gk_path_within(n, b->scratch_at)))
             continue;
         if (k == K_FILE || k == K_DIR) {
             add_mask(b, n, k == K_DIR);
@@ -1019,6 +1021,7 @@ static void plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_pla
     b.policy = in->policy;
     b.notes = notes;
     b.offline = gk_target_is_offline(b.ctx);
+    b.scratch_at = in->launch ? in->launch->scratch_at : NULL;
 
     plan_namespaces(b.pr, in->launch, &out->options);
     plan_environment(b.ctx, in->launch, &out->options);

@@ -553,7 +553,7 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
                           grant_diags *notes, gk_launch_result *out)
 {
     e->pr = gk_projection_build(p);
-    gk_launch_env le = {o->env, o->tty};
+    gk_launch_env le = {o->env, o->tty, o->scratch ? o->scratch_at : NULL};
     gk_emit_input in = {p, e->pr, "shell", &le};
     gk_bwrap_plan_build(&in, notes, &e->plan);
     gk_landlock_build_from(&in, &e->plan, notes, &e->rs);

@@ -536,7 +536,7 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
  * mounts, with the private TMPDIR, carved. */
 static void build_rules(ll_run *r, const grant_policy *p, const gk_launch_opts *o)
 {
-    gk_launch_env le = {o->env, o->tty};
+    gk_launch_env le = {o->env, o->tty, NULL};
     gk_emit_input in = {p, r->pr, "shell", &le};
     grant_diags *scratch = grant_diags_new(); /* the namespaces level's notes */
     gk_bwrap_plan_build_mounts(&in, scratch, &r->plan);
