@@ -18,6 +18,7 @@
 
 #include "cli_cmd.h"
 #include "cli_util.h"
+#include "grantrun_net.h"
 #include "runtime/launch.h"
 
 #ifndef GK_HELPER_PATH
@@ -52,6 +53,8 @@ static const char usage_run[] =
     "                        least 16M); some runtimes reserve more than they use\n"
     "                        and fail early\n"
     "      --bwrap PATH      the bubblewrap to pin (default: first on PATH)\n"
+    "      --report FILE     write the run's record as JSON to FILE (its \"network\"\n"
+    "                        member: every network decision, or null)\n"
     "      --dry-run         print the bwrap arguments and the Landlock ruleset, run\n"
     "                        nothing\n"
     "  -h, --help            print this help and exit\n"
@@ -71,6 +74,7 @@ enum {
     OPT_PROCESSES,
     OPT_CPU,
     OPT_MEMORY,
+    OPT_REPORT,
     OPT_LATER, /* an option of cli.md this version does not implement */
 };
 
@@ -81,6 +85,7 @@ typedef struct run_opts {
     size_t nenv;
     bool keep_env, tty, dry_run;
     const char *bwrap;
+    const char *report;
     long timeout_ms;
     long processes, cpu_seconds, memory_bytes;
 } run_opts;
@@ -142,6 +147,9 @@ static int run_option(void *state, int opt, const char *arg)
         return 0;
     case OPT_BWRAP:
         o->bwrap = arg;
+        return 0;
+    case OPT_REPORT:
+        o->report = arg;
         return 0;
     case OPT_TIMEOUT:
         if (parse_duration(arg, &o->timeout_ms) < 0) {
@@ -239,6 +247,7 @@ static const struct option run_longopts[] = {
     {"tty", no_argument, NULL, OPT_TTY},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"bwrap", required_argument, NULL, OPT_BWRAP},
+    {"report", required_argument, NULL, OPT_REPORT},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"isolate", required_argument, NULL, OPT_ISOLATE},
     {"grace-ms", required_argument, NULL, OPT_LATER},
@@ -285,7 +294,8 @@ static bool operands_ok(const cli_cmd_args *args, int nopts, char **argv, const 
 
 /* gk_launch, its notes, description and message printed; returns
  * grantrun's exit status. */
-static int launch_and_report(const grant_policy *policy, const gk_launch_opts *lo)
+static int launch_and_report(const grant_policy *policy, const gk_launch_opts *lo,
+                             const char *report)
 {
     grant_diags *notes = grant_diags_new();
     gk_buf described = {0};
@@ -305,6 +315,14 @@ static int launch_and_report(const grant_policy *policy, const gk_launch_opts *l
         if (result.message)
             cli_error("%s", result.message);
         status = result.status;
+        /* Why a download failed, where a person looks: the end of stderr. */
+        grantrun_net_print_refusals(result.net);
+        int wrc = report && !lo->dry_run ? grantrun_net_write_report(report, result.net) : 0;
+        if (wrc < 0) {
+            cli_error("--report %s: %s", report, strerror(-wrc));
+            if (status == 0)
+                status = GK_RUN_FAILED;
+        }
     }
     gk_buf_free(&described);
     gk_launch_result_clear(&result);
@@ -340,7 +358,7 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
     else if (access(lo.helper, X_OK) < 0)
         cli_error("confinement unavailable: no helper at %s; nothing ran", lo.helper);
     else
-        status = launch_and_report(policy, &lo);
+        status = launch_and_report(policy, &lo, o->report);
     for (size_t i = 0; env && env[i]; i++)
         free(env[i]);
     free(env);

@@ -3,14 +3,15 @@
  *
  *   grantkit-helper [--status-fd N] [--noexec PATH]... [--nproc N]
  *                   [--nofile N] [--cpu SECONDS] [--as BYTES] [--landlock-fd N]
- *                   [--seccomp-fd N] -- COMMAND [ARG...]
+ *                   [--seccomp-fd N] [--net-relay PORT:SOCKET] -- COMMAND [ARG...]
  *
  * Runs inside bwrap with CAP_SYS_ADMIN in the envelope's user namespace
  * only, and in this order: remounts each --noexec path nosuid,nodev,noexec
  * (keeping the flags the mount already has, which a user namespace may not
  * clear); sets the resource limits; sets no_new_privs and drops every
  * capability; applies the Landlock ruleset read from --landlock-fd; loads
- * the seccomp program read from --seccomp-fd (the mount filter); execs
+ * the seccomp program read from --seccomp-fd (the mount filter); with
+ * --net-relay, starts the relay to the network proxy (relay.h); execs
  * COMMAND (PATH search in the envelope's environment). When it remounted
  * anything noexec, a regular file on descriptor 0-2 reaches COMMAND as a
  * pipe, the helper staying behind as its relay (guard_stdio).
@@ -56,6 +57,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "runtime/relay.h"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -464,6 +467,7 @@ int main(int argc, char **argv)
     const char *noexec[MAX_NOEXEC];
     size_t nnoexec = 0;
     int landlock_fd = -1, seccomp_fd = -1;
+    const char *net_relay = NULL;
     long nproc = -1, nofile = -1, cpu = -1, as = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -483,6 +487,8 @@ int main(int argc, char **argv)
             landlock_fd = fd_arg(flag, v);
         } else if (strcmp(flag, "--seccomp-fd") == 0) {
             seccomp_fd = fd_arg(flag, v);
+        } else if (strcmp(flag, "--net-relay") == 0) {
+            net_relay = v;
         } else if (strcmp(flag, "--nproc") == 0) {
             nproc = number(flag, v);
         } else if (strcmp(flag, "--nofile") == 0) {
@@ -513,6 +519,16 @@ int main(int argc, char **argv)
         apply_landlock(landlock_fd);
     if (seccomp_fd >= 0)
         load_seccomp(seccomp_fd);
+    if (net_relay) {
+        char *end;
+        long port = strtol(net_relay, &end, 10);
+        const char *step = "relay";
+        if (*end != ':' || port < 1 || port > 65535 || end[1] != '/')
+            usage("--net-relay: not PORT:/SOCKET");
+        int rc = gk_relay_start((unsigned)port, end + 1, &step);
+        if (rc < 0)
+            report(125, "setup %s: %s", step, strerror(-rc));
+    }
     if (nnoexec > 0)
         guard_stdio();
     /* Only 0-2 reach the command (the status pipe closes on exec). */

@@ -4,13 +4,20 @@
  * make and later remove the placeholders its masks need (placeholders.h;
  * grantrun --isolate none, cli.md).
  *
- * Ownership: a gk_launch_result owns its message (gk_launch_result_clear).
+ * With a network allowlist (net_decide set), the envelope keeps its own
+ * network namespace, grantrun runs the proxy (proxy.h) for the run's
+ * length, the helper starts the relay (relay.h) on GK_NET_RELAY_PORT, and
+ * the command gets the proxy variables (network.md §2).
+ *
+ * Ownership: a gk_launch_result owns its message and its network record
+ * (gk_launch_result_clear).
  */
 #ifndef GK_LAUNCH_H
 #define GK_LAUNCH_H
 
 #include "grant/grant.h"
 #include "common/util.h"
+#include "runtime/proxy.h"
 
 /* grantrun's exit statuses (cli.md). */
 enum {
@@ -32,12 +39,18 @@ typedef struct gk_launch_opts {
     long cpu_seconds;         /* RLIMIT_CPU inside (0: none) */
     long memory_bytes;        /* RLIMIT_AS inside (0: none) */
     bool dry_run;             /* describe, do not run */
+    gk_net_decide_fn net_decide; /* non-NULL: the network is an allowlist it decides */
+    void *net_ctx;
 } gk_launch_opts;
+
+/* Where the relay listens inside the envelope (127.0.0.1 and [::1]). */
+#define GK_NET_RELAY_PORT 3128
 
 typedef struct gk_launch_result {
     int status;     /* grantrun's exit status */
     char *message;  /* why grantrun itself decided (124-127 from the gate or
                      * setup), or NULL when the status is the command's */
+    gk_net_log *net; /* the proxy's decisions, or NULL (net not an allowlist) */
 } gk_launch_result;
 
 /* Run (or with dry_run, write to `described` what would run: the bwrap

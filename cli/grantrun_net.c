@@ -1,0 +1,48 @@
+/* grantrun_net.c - a run's network decisions, printed and reported (see
+ * grantrun_net.h). */
+#include "grantrun_net.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "common/json.h"
+
+void grantrun_net_print_refusals(const gk_net_log *log)
+{
+    for (size_t i = 0; log && i < log->n; i++) {
+        const gk_net_record *r = &log->v[i];
+        if (r->allowed)
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = !log->v[k].allowed && log->v[k].port == r->port &&
+                   strcmp(log->v[k].host, r->host) == 0;
+        if (seen)
+            continue;
+        bool v6 = strchr(r->host, ':') != NULL;
+        cli_error("net: refused %s%s%s:%u (%s)", v6 ? "[" : "", r->host, v6 ? "]" : "", r->port,
+                  r->rule && *r->rule ? r->rule : "no allow rule matches");
+    }
+    if (log && log->omitted)
+        cli_error("net: %llu more decisions were not recorded (at most %d are)", log->omitted,
+                  GK_NET_RECORDS);
+}
+
+int grantrun_net_write_report(const char *path, const gk_net_log *log)
+{
+    gk_buf b = {0};
+    gk_json_out j;
+    gk_json_init(&j, &b, true);
+    gk_json_object(&j);
+    gk_json_key(&j, "network");
+    if (log)
+        gk_net_log_json(log, &j);
+    else
+        gk_json_null(&j);
+    gk_json_end(&j);
+    gk_buf_putc(&b, '\n');
+    int rc = gk_write_file_atomic(path, b.data, b.len);
+    gk_buf_free(&b);
+    return rc;
+}

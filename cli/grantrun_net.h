@@ -1,0 +1,18 @@
+/* grantrun_net.h - what grantrun prints and writes of a run's network
+ * decisions (network.md §2): one stderr line per refused destination at
+ * the end of the run, and the `network` member of --report FILE.
+ *
+ * Ownership: nothing is kept; the log stays the caller's.
+ */
+#ifndef GRANTRUN_NET_H
+#define GRANTRUN_NET_H
+
+#include "runtime/launch.h"
+
+/* "grantrun: net: refused HOST:PORT (RULE)" once per destination. */
+void grantrun_net_print_refusals(const gk_net_log *log);
+/* {"network": ...} (null without an allowlist) written atomically to
+ * path; returns 0 or -errno. */
+int grantrun_net_write_report(const char *path, const gk_net_log *log);
+
+#endif

@@ -1,0 +1,1090 @@
+/* proxy.c - the allowlist proxy (see proxy.h).
+ *
+ * libevent rather than a hand-written loop: bufferevents give buffered,
+ * backpressured sockets with timeouts, and evdns a resolver that is
+ * asynchronous (getaddrinfo(3) would block every connection behind one
+ * slow name) and reads the host's /etc/hosts and resolv.conf.
+ *
+ * One connection moves through: the head (HTTP request head, or a SOCKS5
+ * greeting and request), the decision, the resolution (names only), the
+ * connect to the pinned address, then a tunnel both ways. Plain HTTP is
+ * forwarded one request per connection: the request goes upstream with
+ * "Connection: close" and the response comes back with it, so a client
+ * opens a new proxy connection for its next request (a redirect hop
+ * included) and that one is decided on its own; whatever else it sends on
+ * the old one still reaches only the host already decided.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "runtime/proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+/* Connections past the bound still get their status (503, SOCKS 0x01);
+ * past this many more they are closed at once. */
+#define OVERFLOW_SLOTS 128
+#define RESPONSE_HEAD_MAX 65536
+#define GK_STR_(x) #x
+#define GK_STR(x) GK_STR_(x)
+#define TUNNEL_HIGH (1u << 20) /* buffered towards one side: stop reading the other */
+
+/* ---- the decision record, in memory shared with grantrun ------------- */
+
+typedef struct shared_rec {
+    char host[256];
+    char address[64];
+    char rule[512];
+    unsigned port;
+    bool allowed, has_address;
+} shared_rec;
+
+typedef struct shared_log {
+    unsigned n;
+    unsigned long long omitted;
+    shared_rec rec[GK_NET_RECORDS];
+} shared_log;
+
+static void copy_bounded(char *dst, size_t cap, const char *src)
+{
+    size_t n = src ? strnlen(src, cap - 1) : 0;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static void record(shared_log *log, const char *host, unsigned port, const char *address,
+                   bool allowed, const char *rule)
+{
+    if (!log)
+        return;
+    if (log->n >= GK_NET_RECORDS) {
+        log->omitted++;
+        return;
+    }
+    shared_rec *r = &log->rec[log->n];
+    copy_bounded(r->host, sizeof(r->host), host);
+    copy_bounded(r->address, sizeof(r->address), address);
+    copy_bounded(r->rule, sizeof(r->rule), rule);
+    r->port = port;
+    r->allowed = allowed;
+    r->has_address = address != NULL;
+    __atomic_store_n(&log->n, log->n + 1, __ATOMIC_RELEASE);
+}
+
+/* ---- refused ranges --------------------------------------------------- */
+
+static bool v4_refused(uint32_t a, const char **why)
+{
+    static const struct {
+        uint32_t net;
+        int bits;
+        const char *why;
+    } ranges[] = {
+        {0x00000000, 8, "unspecified"},      {0x0a000000, 8, "private"},
+        {0x64400000, 10, "CGNAT"},           {0x7f000000, 8, "loopback"},
+        {0xa9fea9fe, 32, "cloud metadata"},  {0xa9fe0000, 16, "link-local"},
+        {0xac100000, 12, "private"},         {0xc0000000, 24, "IETF protocol"},
+        {0xc0000200, 24, "documentation"},   {0xc0a80000, 16, "private"},
+        {0xc6120000, 15, "benchmarking"},    {0xc6336400, 24, "documentation"},
+        {0xcb007100, 24, "documentation"},   {0xe0000000, 4, "multicast"},
+        {0xf0000000, 4, "reserved"},
+    };
+    for (size_t i = 0; i < sizeof(ranges) / sizeof(*ranges); i++) {
+        uint32_t mask = ranges[i].bits == 32 ? 0xffffffffu : ~(0xffffffffu >> ranges[i].bits);
+        if ((a & mask) == ranges[i].net) {
+            *why = ranges[i].why;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool v6_refused(const unsigned char *b, const char **why)
+{
+    static const unsigned char zero[16];
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
+    if (memcmp(b, zero, 15) == 0) {
+        *why = b[15] == 1 ? "loopback" : "unspecified";
+        return b[15] <= 1 || (*why = "IPv4-compatible IPv6", true);
+    }
+    if (memcmp(b, mapped, 12) == 0) {
+        *why = "IPv4-mapped IPv6";
+        return true;
+    }
+    if (memcmp(b, zero, 12) == 0) {
+        *why = "IPv4-compatible IPv6";
+        return true;
+    }
+    if (memcmp(b, nat64, 12) == 0 || (b[0] == 0x20 && b[1] == 0x02)) {
+        /* NAT64 and 6to4 carry an IPv4 address: judged as that one. */
+        const unsigned char *v4 = b[0] == 0x20 ? b + 2 : b + 12;
+        return v4_refused((uint32_t)v4[0] << 24 | (uint32_t)v4[1] << 16 | (uint32_t)v4[2] << 8 | v4[3],
+                          why);
+    }
+    if ((b[0] & 0xfe) == 0xfc)
+        return *why = "private (unique local)", true;
+    if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
+        return *why = "link-local", true;
+    if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0)
+        return *why = "site-local", true;
+    if (b[0] == 0xff)
+        return *why = "multicast", true;
+    if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)
+        return *why = "documentation", true;
+    if (b[0] == 0x3f && b[1] == 0xff && (b[2] & 0xf0) == 0)
+        return *why = "documentation", true;
+    if (b[0] == 0x01 && b[1] == 0 && memcmp(b + 2, zero, 6) == 0)
+        return *why = "discard", true;
+    return false;
+}
+
+bool gk_net_address_refused(const char *address, const char **why)
+{
+    const char *dummy;
+    if (!why)
+        why = &dummy;
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, address, &a4) == 1)
+        return v4_refused(ntohl(a4.s_addr), why);
+    if (inet_pton(AF_INET6, address, &a6) == 1)
+        return v6_refused(a6.s6_addr, why);
+    *why = "not an address";
+    return true;
+}
+
+/* ---- connections ------------------------------------------------------ */
+
+typedef struct proxy {
+    struct event_base *base;
+    struct evdns_base *dns;
+    gk_net_decide_fn decide;
+    void *ctx;
+    shared_log *log;
+    size_t active;
+} proxy;
+
+enum kind { K_HTTP, K_CONNECT, K_FORWARD, K_SOCKS };
+enum state { S_HEAD, S_SOCKS_GREET, S_SOCKS_REQ, S_RESOLVE, S_CONNECT, S_UP_HEAD, S_TUNNEL,
+             S_FLUSH };
+
+typedef struct conn {
+    proxy *px;
+    struct bufferevent *cl, *up;
+    enum kind kind;
+    enum state state;
+    bool over; /* past the concurrency bound: answered, never connected */
+    bool cl_eof, up_eof, cl_shut, up_shut;
+    char host[256];
+    unsigned port;
+    char *uphead; /* forwarding: the request head as it goes upstream */
+    char *rule;   /* the allowing rule */
+    struct evdns_getaddrinfo_request *dnsreq;
+    struct event *dnstimer;
+    time_t last;
+} conn;
+
+static time_t now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
+static void conn_free(conn *c)
+{
+    if (c->dnsreq) {
+        struct evdns_getaddrinfo_request *r = c->dnsreq;
+        c->dnsreq = NULL;
+        evdns_getaddrinfo_cancel(r); /* its callback ignores a cancel */
+    }
+    if (c->dnstimer)
+        event_free(c->dnstimer);
+    if (c->cl)
+        bufferevent_free(c->cl);
+    if (c->up)
+        bufferevent_free(c->up);
+    c->px->active--;
+    free(c->uphead);
+    free(c->rule);
+    free(c);
+}
+
+/* Answer the client and close once the answer is written. */
+static void finish_with(conn *c, const char *data, size_t len)
+{
+    if (c->up) {
+        bufferevent_free(c->up);
+        c->up = NULL;
+    }
+    c->state = S_FLUSH;
+    bufferevent_disable(c->cl, EV_READ);
+    bufferevent_enable(c->cl, EV_WRITE);
+    bufferevent_write(c->cl, data, len);
+}
+
+static void http_status(conn *c, int code, const char *reason, const char *text)
+{
+    gk_autofree char *body = gk_printf("grantkit proxy: %s\n", text);
+    gk_autofree char *msg = gk_printf("HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
+                                      "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                                      code, reason, strlen(body), body);
+    finish_with(c, msg, strlen(msg));
+}
+
+enum { SOCKS_FAIL = 1, SOCKS_RULESET = 2, SOCKS_NET_UNREACH = 3, SOCKS_HOST_UNREACH = 4,
+       SOCKS_REFUSED = 5, SOCKS_TTL = 6, SOCKS_COMMAND = 7, SOCKS_ATYP = 8 };
+
+static void socks_reply(conn *c, int code, bool close_after)
+{
+    unsigned char r[10] = {5, (unsigned char)code, 0, 1, 0, 0, 0, 0, 0, 0};
+    if (close_after)
+        finish_with(c, (const char *)r, sizeof(r));
+    else
+        bufferevent_write(c->cl, r, sizeof(r));
+}
+
+/* Refuse: the status the protocol gives (HTTP 403, SOCKS 0x02). */
+static void refuse(conn *c, const char *why)
+{
+    if (c->kind == K_SOCKS) {
+        socks_reply(c, SOCKS_RULESET, true);
+        return;
+    }
+    gk_autofree char *text = gk_printf("refused %s:%u (%s)", c->host, c->port, why);
+    http_status(c, 403, "Forbidden", text);
+}
+
+static void upstream_failed(conn *c, int http, const char *reason, int socks, const char *text)
+{
+    if (c->kind == K_SOCKS)
+        socks_reply(c, socks, true);
+    else
+        http_status(c, http, reason, text);
+}
+
+/* ---- the tunnel ---- */
+
+static void pump(conn *c, struct bufferevent *from, struct bufferevent *to)
+{
+    struct evbuffer *out = bufferevent_get_output(to);
+    evbuffer_add_buffer(out, bufferevent_get_input(from));
+    if (evbuffer_get_length(out) >= TUNNEL_HIGH)
+        bufferevent_disable(from, EV_READ); /* until `to` drains (on_write) */
+    (void)c;
+}
+
+/* Both sides ended and everything was written: done. Returns true when
+ * c was freed. */
+static bool maybe_done(conn *c)
+{
+    if (c->state != S_TUNNEL && c->state != S_UP_HEAD)
+        return false;
+    if (c->cl_eof && c->up && !c->up_shut &&
+        evbuffer_get_length(bufferevent_get_output(c->up)) == 0) {
+        shutdown(bufferevent_getfd(c->up), SHUT_WR);
+        c->up_shut = true;
+    }
+    if (c->up_eof && !c->cl_shut && evbuffer_get_length(bufferevent_get_output(c->cl)) == 0) {
+        shutdown(bufferevent_getfd(c->cl), SHUT_WR);
+        c->cl_shut = true;
+    }
+    if (c->cl_shut && (c->up_shut || !c->up) && c->cl_eof && c->up_eof) {
+        conn_free(c);
+        return true;
+    }
+    return false;
+}
+
+/* ---- connecting ---- */
+
+static void on_up_read(struct bufferevent *bev, void *arg);
+static void on_up_write(struct bufferevent *bev, void *arg);
+static void on_up_event(struct bufferevent *bev, short what, void *arg);
+
+static void set_idle(struct bufferevent *bev)
+{
+    struct timeval idle = {GK_NET_IDLE_S, 0};
+    bufferevent_set_timeouts(bev, &idle, NULL);
+}
+
+static void connect_to(conn *c, const struct sockaddr *sa, socklen_t len)
+{
+    c->up = bufferevent_socket_new(c->px->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (!c->up) {
+        upstream_failed(c, 502, "Bad Gateway", SOCKS_FAIL, "cannot make a socket");
+        return;
+    }
+    bufferevent_setcb(c->up, on_up_read, on_up_write, on_up_event, c);
+    struct timeval idle = {GK_NET_IDLE_S, 0};
+    bufferevent_set_timeouts(c->up, NULL, &idle); /* the connect itself */
+    c->state = S_CONNECT;
+    if (bufferevent_socket_connect(c->up, sa, (int)len) < 0) {
+        bufferevent_free(c->up);
+        c->up = NULL;
+        gk_autofree char *t = gk_printf("cannot connect to %s:%u: %s", c->host, c->port,
+                                        strerror(errno));
+        upstream_failed(c, 502, "Bad Gateway", SOCKS_REFUSED, t);
+    }
+}
+
+static bool sockaddr_of(const char *addr, unsigned port, struct sockaddr_storage *ss,
+                        socklen_t *len)
+{
+    memset(ss, 0, sizeof(*ss));
+    struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)port);
+        *len = sizeof(*s4);
+        return true;
+    }
+    if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)port);
+        *len = sizeof(*s6);
+        return true;
+    }
+    return false;
+}
+
+static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
+{
+    if (result == EVUTIL_EAI_CANCEL) {
+        if (res)
+            evutil_freeaddrinfo(res);
+        return; /* the connection is gone (conn_free, or the timer) */
+    }
+    conn *c = arg;
+    c->dnsreq = NULL;
+    if (c->dnstimer) {
+        event_free(c->dnstimer);
+        c->dnstimer = NULL;
+    }
+    proxy *px = c->px;
+    if (result != 0) {
+        record(px->log, c->host, c->port, NULL, true, c->rule);
+        gk_autofree char *t = gk_printf("cannot resolve %s: %s", c->host,
+                                        evutil_gai_strerror(result));
+        upstream_failed(c, 502, "Bad Gateway", SOCKS_HOST_UNREACH, t);
+        return;
+    }
+    char first[64] = "", chosen[64] = "";
+    const char *first_why = NULL;
+    gk_autofree char *rule = NULL;
+    struct sockaddr_storage ss;
+    socklen_t sslen = 0;
+    for (struct evutil_addrinfo *ai = res; ai && !*chosen; ai = ai->ai_next) {
+        char text[64];
+        const void *a = ai->ai_family == AF_INET
+                            ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
+                            : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+        if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+            !evutil_inet_ntop(ai->ai_family, a, text, sizeof(text)))
+            continue;
+        const char *why = NULL;
+        if (gk_net_address_refused(text, &why)) {
+            /* Only a rule naming this address itself reaches the range. */
+            gk_net_decision d = {0};
+            if (px->decide(px->ctx, text, c->port, &d) == 0 && d.allowed && d.literal) {
+                rule = gk_steal(&d.rule);
+            } else {
+                if (!*first) {
+                    copy_bounded(first, sizeof(first), text);
+                    first_why = why;
+                }
+                free(d.rule);
+                continue;
+            }
+        }
+        copy_bounded(chosen, sizeof(chosen), text);
+        sockaddr_of(text, c->port, &ss, &sslen);
+    }
+    evutil_freeaddrinfo(res);
+    if (!*chosen) {
+        gk_autofree char *why =
+            *first ? gk_printf("%s resolved to %s, a %s address, which only a literal-address "
+                               "pattern may reach",
+                               c->host, first, first_why)
+                   : gk_printf("%s resolved to no usable address", c->host);
+        record(px->log, c->host, c->port, *first ? first : NULL, false, why);
+        refuse(c, why);
+        return;
+    }
+    record(px->log, c->host, c->port, chosen, true, rule ? rule : c->rule);
+    connect_to(c, (struct sockaddr *)&ss, sslen);
+}
+
+static void on_dns_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    conn *c = arg;
+    if (c->dnsreq) {
+        struct evdns_getaddrinfo_request *r = c->dnsreq;
+        c->dnsreq = NULL;
+        evdns_getaddrinfo_cancel(r);
+    }
+    record(c->px->log, c->host, c->port, NULL, true, c->rule);
+    gk_autofree char *t = gk_printf("resolving %s took over %d s", c->host, GK_NET_DNS_S);
+    upstream_failed(c, 504, "Gateway Timeout", SOCKS_HOST_UNREACH, t);
+}
+
+/* The destination is known: decide, then resolve or connect. */
+static void decide_and_go(conn *c)
+{
+    proxy *px = c->px;
+    if (c->over) {
+        if (c->kind == K_SOCKS)
+            socks_reply(c, SOCKS_FAIL, true);
+        else
+            http_status(c, 503, "Service Unavailable",
+                        "too many connections (at most " GK_STR(GK_NET_MAX_CONNS) " at once)");
+        return;
+    }
+    gk_net_decision d = {0};
+    if (px->decide(px->ctx, c->host, c->port, &d) < 0) {
+        d.allowed = false;
+        free(d.rule);
+        d.rule = gk_strdup("the policy could not decide");
+    }
+    if (!d.allowed) {
+        record(px->log, c->host, c->port, NULL, false, d.rule);
+        refuse(c, d.rule ? d.rule : "no allow rule matches");
+        free(d.rule);
+        return;
+    }
+    c->rule = d.rule;
+    struct sockaddr_storage ss;
+    socklen_t len;
+    if (sockaddr_of(c->host, c->port, &ss, &len)) {
+        record(px->log, c->host, c->port, c->host, true, c->rule);
+        connect_to(c, (struct sockaddr *)&ss, len);
+        return;
+    }
+    c->state = S_RESOLVE;
+    bufferevent_disable(c->cl, EV_READ);
+    struct timeval t = {GK_NET_DNS_S, 0};
+    c->dnstimer = evtimer_new(px->base, on_dns_timeout, c);
+    evtimer_add(c->dnstimer, &t);
+    struct evutil_addrinfo hints = {0};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    /* on_dns may run before this returns (/etc/hosts); it never frees c. */
+    struct evdns_getaddrinfo_request *r = evdns_getaddrinfo(px->dns, c->host, NULL, &hints,
+                                                            on_dns, c);
+    if (c->state == S_RESOLVE && !c->dnsreq)
+        c->dnsreq = r;
+}
+
+/* ---- parsing ---- */
+
+/* HOST[:PORT] or [V6][:PORT]; a missing port is dflt (0: required). */
+static bool parse_authority(const char *s, size_t n, unsigned dflt, char *host, size_t cap,
+                            unsigned *port)
+{
+    const char *h = s, *colon = NULL;
+    size_t hl;
+    if (n && s[0] == '[') {
+        const char *close = memchr(s, ']', n);
+        if (!close)
+            return false;
+        h = s + 1;
+        hl = (size_t)(close - h);
+        size_t rest = n - (size_t)(close - s) - 1;
+        if (rest && close[1] != ':')
+            return false;
+        colon = rest ? close + 1 : NULL;
+        struct in6_addr a6;
+        char tmp[64];
+        if (hl >= sizeof(tmp))
+            return false;
+        memcpy(tmp, h, hl);
+        tmp[hl] = '\0';
+        if (inet_pton(AF_INET6, tmp, &a6) != 1)
+            return false;
+    } else {
+        colon = memrchr(s, ':', n);
+        hl = colon ? (size_t)(colon - s) : n;
+        if (memchr(s, ':', hl))
+            return false; /* an IPv6 address must be bracketed */
+    }
+    if (hl == 0 || hl >= cap)
+        return false;
+    for (size_t i = 0; i < hl; i++) {
+        unsigned char ch = (unsigned char)h[i];
+        if (ch <= ' ' || ch >= 0x7f || ch == '/' || ch == '@' || ch == '\\')
+            return false;
+    }
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    if (!colon) {
+        *port = dflt;
+        return dflt != 0;
+    }
+    const char *p = colon + 1, *end = s + n;
+    unsigned v = 0;
+    if (p == end || end - p > 5)
+        return false;
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        v = v * 10 + (unsigned)(*p - '0');
+    }
+    if (v == 0 || v > 65535)
+        return false;
+    *port = v;
+    return true;
+}
+
+/* Hop-by-hop headers the proxy replaces with its own "Connection: close". */
+static bool hop_by_hop(const char *line, size_t n)
+{
+    static const char *const names[] = {"connection", "proxy-connection", "keep-alive",
+                                        "proxy-authorization"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+        size_t k = strlen(names[i]);
+        if (n > k && line[k] == ':' && strncasecmp(line, names[i], k) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The header lines after the first, without the hop-by-hop ones, then
+ * "Connection: close" and the blank line. */
+static void rewrite_headers(gk_buf *out, const char *lines)
+{
+    for (const char *l = lines; *l && !(l[0] == '\r' && l[1] == '\n');) {
+        const char *e = strstr(l, "\r\n");
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        if (!hop_by_hop(l, n)) {
+            gk_buf_add(out, l, n);
+            gk_buf_puts(out, "\r\n");
+        }
+        l += n + (e ? 2 : 0);
+    }
+    gk_buf_puts(out, "Connection: close\r\n\r\n");
+}
+
+static void http_head(conn *c, char *head)
+{
+    char *eol = strstr(head, "\r\n");
+    *eol = '\0';
+    char *sp1 = strchr(head, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+    if (!sp1 || !sp2 || strncmp(sp2 + 1, "HTTP/1.", 7) != 0 || strchr(sp2 + 1, ' ')) {
+        http_status(c, 400, "Bad Request", "not an HTTP/1 request line");
+        return;
+    }
+    const char *method = head, *target = sp1 + 1, *version = sp2 + 1;
+    *sp1 = *sp2 = '\0';
+    if (strcmp(method, "CONNECT") == 0) {
+        c->kind = K_CONNECT;
+        if (!parse_authority(target, strlen(target), 0, c->host, sizeof(c->host), &c->port)) {
+            http_status(c, 400, "Bad Request", "CONNECT needs HOST:PORT");
+            return;
+        }
+        decide_and_go(c);
+        return;
+    }
+    if (strncasecmp(target, "http://", 7) != 0) {
+        http_status(c, 400, "Bad Request",
+                    strncasecmp(target, "https://", 8) == 0
+                        ? "https:// goes through CONNECT"
+                        : "a proxy request needs an absolute http:// URL or CONNECT");
+        return;
+    }
+    const char *auth = target + 7;
+    size_t an = strcspn(auth, "/?#");
+    if (!parse_authority(auth, an, 80, c->host, sizeof(c->host), &c->port)) {
+        http_status(c, 400, "Bad Request", "bad host in the request URL");
+        return;
+    }
+    c->kind = K_FORWARD;
+    gk_buf up = {0};
+    const char *path = auth + an;
+    gk_buf_printf(&up, "%s %s%s %s\r\n", method, *path == '/' ? "" : "/", path, version);
+    rewrite_headers(&up, eol + 2);
+    c->uphead = gk_buf_steal(&up, NULL);
+    decide_and_go(c);
+}
+
+/* Returns false when the connection was answered (or needs more bytes). */
+static void socks_step(conn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->cl);
+    size_t len = evbuffer_get_length(in);
+    unsigned char b[4 + 1 + 255 + 2];
+    if (c->state == S_SOCKS_GREET) {
+        if (len < 2)
+            return;
+        evbuffer_copyout(in, b, 2);
+        size_t need = 2 + (size_t)b[1];
+        if (len < need)
+            return;
+        evbuffer_remove(in, b, need);
+        bool noauth = memchr(b + 2, 0, b[1]) != NULL;
+        unsigned char reply[2] = {5, noauth ? 0 : 0xff};
+        if (!noauth) {
+            finish_with(c, (const char *)reply, 2);
+            return;
+        }
+        bufferevent_write(c->cl, reply, 2);
+        c->state = S_SOCKS_REQ;
+        len -= need;
+    }
+    if (len < 5)
+        return;
+    evbuffer_copyout(in, b, 5);
+    size_t need = b[3] == 1 ? 10 : b[3] == 4 ? 22 : b[3] == 3 ? 7 + (size_t)b[4] : 0;
+    if (b[0] != 5 || need == 0) {
+        socks_reply(c, SOCKS_ATYP, true);
+        return;
+    }
+    if (len < need)
+        return;
+    evbuffer_remove(in, b, need);
+    if (b[1] != 1) {
+        socks_reply(c, SOCKS_COMMAND, true);
+        return;
+    }
+    c->kind = K_SOCKS;
+    c->port = (unsigned)b[need - 2] << 8 | b[need - 1];
+    if (b[3] == 1)
+        inet_ntop(AF_INET, b + 4, c->host, sizeof(c->host));
+    else if (b[3] == 4)
+        inet_ntop(AF_INET6, b + 4, c->host, sizeof(c->host));
+    else {
+        size_t hl = b[4];
+        for (size_t i = 0; i < hl; i++)
+            if (b[5 + i] <= ' ' || b[5 + i] >= 0x7f) {
+                socks_reply(c, SOCKS_ATYP, true);
+                return;
+            }
+        memcpy(c->host, b + 5, hl);
+        c->host[hl] = '\0';
+    }
+    if (!*c->host || c->port == 0) {
+        socks_reply(c, SOCKS_ATYP, true);
+        return;
+    }
+    decide_and_go(c);
+}
+
+/* ---- callbacks ---- */
+
+static void on_cl_read(struct bufferevent *bev, void *arg)
+{
+    conn *c = arg;
+    c->last = now_s();
+    struct evbuffer *in = bufferevent_get_input(bev);
+    switch (c->state) {
+    case S_HEAD: {
+        size_t len = evbuffer_get_length(in);
+        if (!len)
+            return;
+        unsigned char first;
+        evbuffer_copyout(in, &first, 1);
+        if (first == 5) {
+            c->kind = K_SOCKS;
+            c->state = S_SOCKS_GREET;
+            socks_step(c);
+            return;
+        }
+        struct evbuffer_ptr p = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+        if ((p.pos < 0 && len > GK_NET_MAX_HEADER) ||
+            (p.pos >= 0 && (size_t)p.pos + 4 > GK_NET_MAX_HEADER)) {
+            http_status(c, 431, "Request Header Fields Too Large",
+                        "the request header is over " GK_STR(GK_NET_MAX_HEADER) " bytes");
+            return;
+        }
+        if (p.pos < 0)
+            return;
+        gk_autofree char *head = gk_malloc((size_t)p.pos + 5);
+        evbuffer_remove(in, head, (size_t)p.pos + 4);
+        head[p.pos + 4] = '\0';
+        if (memchr(head, '\0', (size_t)p.pos + 4)) {
+            http_status(c, 400, "Bad Request", "a NUL byte in the request head");
+            return;
+        }
+        /* Bytes past the head wait in the input until the upstream is up. */
+        bufferevent_setwatermark(bev, EV_READ, 0, TUNNEL_HIGH);
+        http_head(c, head);
+        return;
+    }
+    case S_SOCKS_GREET:
+    case S_SOCKS_REQ:
+        socks_step(c);
+        return;
+    case S_TUNNEL:
+    case S_UP_HEAD:
+        if (c->up)
+            pump(c, c->cl, c->up);
+        return;
+    default:
+        return; /* held until the upstream is connected */
+    }
+}
+
+static void on_cl_write(struct bufferevent *bev, void *arg)
+{
+    conn *c = arg;
+    c->last = now_s();
+    if (c->state == S_FLUSH) {
+        if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+            conn_free(c);
+        return;
+    }
+    if (c->up && !c->up_eof && c->state == S_TUNNEL)
+        bufferevent_enable(c->up, EV_READ);
+    maybe_done(c);
+}
+
+/* An idle timeout on one side is the connection's only when the other
+ * side was quiet too. Returns true when c was freed. */
+static bool idle(conn *c, struct bufferevent *bev)
+{
+    if (now_s() - c->last < GK_NET_IDLE_S) {
+        bufferevent_enable(bev, EV_READ);
+        return false;
+    }
+    conn_free(c);
+    return true;
+}
+
+static void on_cl_event(struct bufferevent *bev, short what, void *arg)
+{
+    conn *c = arg;
+    if (what & BEV_EVENT_TIMEOUT) {
+        idle(c, bev);
+        return;
+    }
+    if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) &&
+        (c->state == S_TUNNEL || c->state == S_UP_HEAD)) {
+        c->cl_eof = true;
+        if (c->up)
+            pump(c, c->cl, c->up);
+        maybe_done(c);
+        return;
+    }
+    conn_free(c); /* an error, or the client left before a tunnel existed */
+}
+
+static void on_up_read(struct bufferevent *bev, void *arg)
+{
+    conn *c = arg;
+    c->last = now_s();
+    struct evbuffer *in = bufferevent_get_input(bev);
+    if (c->state == S_UP_HEAD) {
+        struct evbuffer_ptr p = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+        if (p.pos < 0) {
+            if (evbuffer_get_length(in) > RESPONSE_HEAD_MAX)
+                http_status(c, 502, "Bad Gateway", "the upstream response head is too large");
+            return;
+        }
+        gk_autofree char *head = gk_malloc((size_t)p.pos + 5);
+        evbuffer_remove(in, head, (size_t)p.pos + 4);
+        head[p.pos + 4] = '\0';
+        char *eol = strstr(head, "\r\n");
+        gk_buf out = {0};
+        gk_buf_add(&out, head, (size_t)(eol - head) + 2);
+        rewrite_headers(&out, eol + 2);
+        bufferevent_write(c->cl, out.data, out.len);
+        gk_buf_free(&out);
+        c->state = S_TUNNEL;
+    }
+    if (c->state == S_TUNNEL)
+        pump(c, c->up, c->cl);
+}
+
+static void on_up_write(struct bufferevent *bev, void *arg)
+{
+    (void)bev;
+    conn *c = arg;
+    c->last = now_s();
+    if (!c->cl_eof && (c->state == S_TUNNEL || c->state == S_UP_HEAD))
+        bufferevent_enable(c->cl, EV_READ);
+    maybe_done(c);
+}
+
+static void on_up_event(struct bufferevent *bev, short what, void *arg)
+{
+    conn *c = arg;
+    if (what & BEV_EVENT_CONNECTED) {
+        set_idle(bev);
+        bufferevent_setwatermark(bev, EV_WRITE, TUNNEL_HIGH / 4, 0);
+        bufferevent_setwatermark(c->cl, EV_WRITE, TUNNEL_HIGH / 4, 0);
+        bufferevent_setwatermark(c->cl, EV_READ, 0, 0);
+        bufferevent_enable(bev, EV_READ | EV_WRITE);
+        if (c->kind == K_CONNECT) {
+            static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+            bufferevent_write(c->cl, ok, sizeof(ok) - 1);
+            c->state = S_TUNNEL;
+        } else if (c->kind == K_SOCKS) {
+            socks_reply(c, 0, false);
+            c->state = S_TUNNEL;
+        } else {
+            bufferevent_write(bev, c->uphead, strlen(c->uphead));
+            c->state = S_UP_HEAD;
+        }
+        bufferevent_enable(c->cl, EV_READ);
+        pump(c, c->cl, c->up);
+        return;
+    }
+    if (c->state == S_CONNECT) {
+        int err = EVUTIL_SOCKET_ERROR();
+        gk_autofree char *t = gk_printf("cannot connect to %s:%u: %s", c->host, c->port,
+                                        (what & BEV_EVENT_TIMEOUT) ? "timed out" : strerror(err));
+        bufferevent_free(c->up);
+        c->up = NULL;
+        upstream_failed(c, (what & BEV_EVENT_TIMEOUT) ? 504 : 502,
+                        (what & BEV_EVENT_TIMEOUT) ? "Gateway Timeout" : "Bad Gateway",
+                        err == ECONNREFUSED ? SOCKS_REFUSED
+                        : err == ENETUNREACH ? SOCKS_NET_UNREACH
+                                             : SOCKS_HOST_UNREACH,
+                        t);
+        return;
+    }
+    if (what & BEV_EVENT_TIMEOUT) {
+        idle(c, bev);
+        return;
+    }
+    if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
+        c->up_eof = true;
+        if (c->state == S_UP_HEAD) {
+            /* No complete head: pass on what there is. */
+            c->state = S_TUNNEL;
+        }
+        pump(c, c->up, c->cl);
+        maybe_done(c);
+        return;
+    }
+    conn_free(c);
+}
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
+                      void *arg)
+{
+    (void)l, (void)sa, (void)len;
+    proxy *px = arg;
+    if (px->active >= GK_NET_MAX_CONNS + OVERFLOW_SLOTS) {
+        evutil_closesocket(fd);
+        return;
+    }
+    conn *c = gk_calloc(1, sizeof(*c));
+    c->px = px;
+    c->over = px->active >= GK_NET_MAX_CONNS;
+    c->last = now_s();
+    px->active++;
+    c->cl = bufferevent_socket_new(px->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (!c->cl) {
+        evutil_closesocket(fd);
+        px->active--;
+        free(c);
+        return;
+    }
+    bufferevent_setcb(c->cl, on_cl_read, on_cl_write, on_cl_event, c);
+    set_idle(c->cl);
+    bufferevent_enable(c->cl, EV_READ | EV_WRITE);
+}
+
+static void on_accept_error(struct evconnlistener *l, void *arg)
+{
+    (void)l, (void)arg; /* EMFILE and the like: the next accept may work */
+}
+
+int gk_proxy_serve(int listen_fd, gk_net_decide_fn decide, void *ctx, void *shared)
+{
+    proxy px = {.decide = decide, .ctx = ctx, .log = shared};
+    px.base = event_base_new();
+    if (!px.base)
+        return -ENOMEM;
+    px.dns = evdns_base_new(px.base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
+                                         EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+    if (!px.dns)
+        px.dns = evdns_base_new(px.base, 0); /* no resolv.conf: /etc/hosts only */
+    if (!px.dns) {
+        event_base_free(px.base);
+        return -ENOMEM;
+    }
+    evdns_base_load_hosts(px.dns, NULL);
+    evdns_base_set_option(px.dns, "timeout:", GK_STR(GK_NET_DNS_S));
+    evdns_base_set_option(px.dns, "attempts:", "1");
+    evutil_make_socket_nonblocking(listen_fd);
+    struct evconnlistener *l =
+        evconnlistener_new(px.base, on_accept, &px, LEV_OPT_CLOSE_ON_FREE, -1, listen_fd);
+    if (!l) {
+        evdns_base_free(px.dns, 0);
+        event_base_free(px.base);
+        return -ENOMEM;
+    }
+    evconnlistener_set_error_cb(l, on_accept_error);
+    event_base_dispatch(px.base);
+    evconnlistener_free(l);
+    evdns_base_free(px.dns, 0);
+    event_base_free(px.base);
+    return 0;
+}
+
+/* ---- the proxy's process ---------------------------------------------- */
+
+struct gk_proxy {
+    pid_t pid;
+    shared_log *log;
+};
+
+int gk_proxy_start(const char *sock_path, gk_net_decide_fn decide, void *ctx, gk_proxy **out)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    if (strlen(sock_path) >= sizeof(sun.sun_path))
+        return -ENAMETOOLONG;
+    strcpy(sun.sun_path, sock_path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, 1024) < 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    shared_log *log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                           -1, 0);
+    if (log == MAP_FAILED) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = -errno;
+        close(fd);
+        munmap(log, sizeof(*log));
+        return err;
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
+        prctl(PR_SET_NAME, "grantrun-proxy");
+        static const int ignored[] = {SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGPIPE};
+        for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
+            signal(ignored[i], SIG_IGN);
+        /* Nothing of grantrun's but the socket: no pipe stays open here. */
+        int null = open("/dev/null", O_RDWR);
+        for (int k = 0; k < 3 && null >= 0; k++)
+            dup2(null, k);
+        int keep = fcntl(fd, F_DUPFD, 3);
+        if (keep < 0 || dup2(keep, 3) < 0)
+            _exit(1);
+        if (syscall(SYS_close_range, 4U, ~0U, 0) < 0)
+            for (int k = 4; k < 65536; k++)
+                close(k);
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max &&
+            rl.rlim_cur < 4096) {
+            rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        _exit(gk_proxy_serve(3, decide, ctx, log) < 0 ? 1 : 0);
+    }
+    close(fd);
+    gk_proxy *p = gk_calloc(1, sizeof(*p));
+    p->pid = pid;
+    p->log = log;
+    *out = p;
+    return 0;
+}
+
+void gk_proxy_stop(gk_proxy *p, gk_net_log *log)
+{
+    if (!p)
+        return;
+    kill(p->pid, SIGKILL); /* the records are in shared memory already */
+    while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (log) {
+        memset(log, 0, sizeof(*log));
+        unsigned n = __atomic_load_n(&p->log->n, __ATOMIC_ACQUIRE);
+        log->v = gk_calloc(n ? n : 1, sizeof(*log->v));
+        for (unsigned i = 0; i < n && i < GK_NET_RECORDS; i++) {
+            const shared_rec *r = &p->log->rec[i];
+            log->v[i] = (gk_net_record){gk_strdup(r->host), r->port,
+                                        r->has_address ? gk_strdup(r->address) : NULL,
+                                        r->allowed, gk_strdup(r->rule)};
+            log->n++;
+        }
+        log->omitted = p->log->omitted;
+    }
+    munmap(p->log, sizeof(*p->log));
+    free(p);
+}
+
+void gk_net_log_free(gk_net_log *log)
+{
+    if (!log)
+        return;
+    for (size_t i = 0; i < log->n; i++) {
+        free(log->v[i].host);
+        free(log->v[i].address);
+        free(log->v[i].rule);
+    }
+    free(log->v);
+    memset(log, 0, sizeof(*log));
+}
+
+void gk_net_log_json(const gk_net_log *log, gk_json_out *j)
+{
+    gk_json_object(j);
+    gk_json_key(j, "connections");
+    gk_json_array(j);
+    for (size_t i = 0; i < log->n; i++) {
+        const gk_net_record *r = &log->v[i];
+        gk_json_object(j);
+        gk_json_key(j, "host");
+        gk_json_string(j, r->host);
+        gk_json_key(j, "port");
+        gk_json_int(j, r->port);
+        gk_json_key(j, "address");
+        gk_json_string(j, r->address);
+        gk_json_key(j, "verdict");
+        gk_json_string(j, r->allowed ? "allowed" : "refused");
+        gk_json_key(j, "rule");
+        gk_json_string(j, r->rule);
+        gk_json_end(j);
+    }
+    gk_json_end(j);
+    gk_json_key(j, "omitted");
+    gk_json_int(j, (long long)log->omitted);
+    gk_json_end(j);
+}

@@ -1,0 +1,581 @@
+/* check_net.c - the network allowlist's runtime (network.md §2) against
+ * real servers that never leave the machine.
+ *
+ * Each case makes its own network namespace (root: unshare -n; otherwise
+ * with a user namespace), puts a public-looking address (11.0.0.1) on its
+ * loopback (the proxy refuses private addresses for names) and a mount
+ * namespace whose /etc/hosts maps the test names to it; starts HTTP
+ * servers there (one also serving git-http-backend as CGI, one on
+ * 127.0.0.1 for the private-address case); then runs real curl and git in
+ * the real envelope (gk_launch: bwrap, the helper's relay, the proxy),
+ * with a decision table standing in for the policy's net rules. Every
+ * refused case has a control that succeeds in the same run.
+ */
+#include "runtime/launch.h"
+#include "runtime/proxy.h"
+#include "testutil.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PUBLIC "11.0.0.1"
+#define BWRAP "/usr/bin/bwrap"
+
+/* ---- the decision table (what a policy's net block would answer) ---- */
+
+static const struct {
+    const char *host;
+    unsigned port; /* 0: any */
+    bool literal;
+} table[] = {
+    {"allowed.test", 0, false},
+    {"other.test", 8080, false},
+    {"private.test", 0, false},
+};
+
+static int table_decide(void *ctx, const char *host, unsigned port, gk_net_decision *out)
+{
+    (void)ctx;
+    size_t n = strlen(host);
+    if (n && host[n - 1] == '.')
+        n--;
+    for (size_t i = 0; i < sizeof(table) / sizeof(*table); i++)
+        if (strlen(table[i].host) == n && strncasecmp(host, table[i].host, n) == 0 &&
+            (!table[i].port || table[i].port == port)) {
+            out->allowed = true;
+            out->literal = table[i].literal;
+            out->rule = table[i].port ? gk_printf("allow %s:%u (table:%zu)", table[i].host,
+                                                  table[i].port, i + 1)
+                                      : gk_printf("allow %s (table:%zu)", table[i].host, i + 1);
+            return 0;
+        }
+    out->allowed = false;
+    out->rule = gk_strdup("no allow rule matches");
+    return 0;
+}
+
+/* ---- the world: namespaces and servers ---- */
+
+static char *workdir;
+
+static void write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
+static void map_ids(uid_t uid, gid_t gid)
+{
+    char buf[64];
+    write_file("/proc/self/setgroups", "deny");
+    snprintf(buf, sizeof(buf), "0 %u 1", (unsigned)uid);
+    write_file("/proc/self/uid_map", buf);
+    snprintf(buf, sizeof(buf), "0 %u 1", (unsigned)gid);
+    write_file("/proc/self/gid_map", buf);
+}
+
+static int sh(const char *cmd)
+{
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* One HTTP exchange, by a forked child per connection. */
+static void serve_one(int c, const char *name)
+{
+    char req[65536];
+    size_t n = 0;
+    char *end = NULL;
+    while (n < sizeof(req) - 1 && !end) {
+        ssize_t r = read(c, req + n, sizeof(req) - 1 - n);
+        if (r <= 0)
+            _exit(0);
+        n += (size_t)r;
+        req[n] = '\0';
+        end = strstr(req, "\r\n\r\n");
+    }
+    if (!end)
+        _exit(0);
+    char method[16] = "", path[2048] = "";
+    sscanf(req, "%15s %2047s", method, path);
+    char *host = strcasestr(req, "\r\nHost:");
+    char hostname[256] = "?";
+    if (host)
+        sscanf(host + 7, " %255[^\r\n]", hostname);
+    char head[4096];
+    if (strcmp(path, "/redirect") == 0) {
+        snprintf(head, sizeof(head),
+                 "HTTP/1.1 302 Found\r\nLocation: http://denied.test/\r\nContent-Length: 0\r\n"
+                 "\r\n");
+        write(c, head, strlen(head));
+    } else if (strncmp(path, "/git/", 5) == 0) {
+        /* git-http-backend as CGI: the body (Content-Length) on its stdin. */
+        char *cl = strcasestr(req, "\r\nContent-Length:");
+        long len = cl ? atol(cl + 17) : 0;
+        char *body_start = end + 4;
+        size_t have = n - (size_t)(body_start - req);
+        int in[2], out[2];
+        if (pipe(in) < 0 || pipe(out) < 0)
+            _exit(1);
+        pid_t pid = fork();
+        if (pid == 0) {
+            dup2(in[0], 0);
+            dup2(out[1], 1);
+            close(in[1]);
+            close(out[0]);
+            char *q = strchr(path, '?');
+            if (q)
+                *q++ = '\0';
+            char *ct = strcasestr(req, "\r\nContent-Type:");
+            char ctype[256] = "";
+            if (ct)
+                sscanf(ct + 15, " %255[^\r\n]", ctype);
+            char lenbuf[32];
+            snprintf(lenbuf, sizeof(lenbuf), "%ld", len);
+            setenv("GIT_PROJECT_ROOT", workdir, 1);
+            setenv("GIT_HTTP_EXPORT_ALL", "1", 1);
+            setenv("REQUEST_METHOD", method, 1);
+            setenv("PATH_INFO", path + 4, 1);
+            setenv("QUERY_STRING", q ? q : "", 1);
+            setenv("CONTENT_TYPE", ctype, 1);
+            setenv("CONTENT_LENGTH", lenbuf, 1);
+            setenv("REMOTE_ADDR", "11.0.0.1", 1);
+            execl("/usr/lib/git-core/git-http-backend", "git-http-backend", (char *)NULL);
+            _exit(127);
+        }
+        close(in[0]);
+        close(out[1]);
+        if (have > (size_t)len)
+            have = (size_t)len;
+        write(in[1], body_start, have);
+        for (long left = len - (long)have; left > 0;) {
+            ssize_t r = read(c, req, sizeof(req) < (size_t)left ? sizeof(req) : (size_t)left);
+            if (r <= 0)
+                break;
+            write(in[1], req, (size_t)r);
+            left -= r;
+        }
+        close(in[1]);
+        /* CGI output: "Status:" becomes the status line. */
+        gk_buf o = {0};
+        char chunk[65536];
+        ssize_t r;
+        while ((r = read(out[0], chunk, sizeof(chunk))) > 0)
+            gk_buf_add(&o, chunk, (size_t)r);
+        waitpid(pid, NULL, 0);
+        gk_buf_putc(&o, '\0');
+        char *hend = strstr(o.data, "\r\n\r\n");
+        size_t hl = hend ? (size_t)(hend - o.data) + 4 : 0;
+        int status = 200;
+        char *st = strcasestr(o.data, "Status:");
+        if (st && st < o.data + hl)
+            status = atoi(st + 7);
+        snprintf(head, sizeof(head), "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n",
+                 status, o.len - 1 - hl);
+        write(c, head, strlen(head));
+        write(c, o.data, o.len - 1);
+        gk_buf_free(&o);
+    } else {
+        if (strcmp(path, "/slow") == 0)
+            sleep(4);
+        char body[512];
+        snprintf(body, sizeof(body), "hello from %s at %s\n", hostname, name);
+        snprintf(head, sizeof(head),
+                 "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: keep-alive\r\n\r\n%s",
+                 strlen(body), body);
+        write(c, head, strlen(head));
+    }
+    shutdown(c, SHUT_WR);
+    while (read(c, req, sizeof(req)) > 0)
+        ;
+    _exit(0);
+}
+
+static void start_server(const char *addr, unsigned port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, addr, &a.sin_addr);
+    ck_assert_msg(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "bind %s:%u: %s", addr, port,
+                  strerror(errno));
+    ck_assert_int_eq(listen(fd, 1024), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGCHLD, SIG_IGN);
+        char name[64];
+        snprintf(name, sizeof(name), "%s:%u", addr, port);
+        for (;;) {
+            int c = accept(fd, NULL, NULL);
+            if (c < 0)
+                continue;
+            if (fork() == 0) {
+                close(fd);
+                signal(SIGCHLD, SIG_DFL); /* git-http-backend waits for its own */
+                serve_one(c, name);
+            }
+            close(c);
+        }
+    }
+    close(fd);
+}
+
+/* The namespaces, /etc/hosts and the servers; a work directory with a
+ * git repository to clone. */
+static void world(void)
+{
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    int flags = CLONE_NEWNS | CLONE_NEWNET | (uid ? CLONE_NEWUSER : 0);
+    ck_assert_msg(unshare(flags) == 0, "unshare: %s", strerror(errno));
+    if (uid)
+        map_ids(uid, gid);
+    ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+    ck_assert_int_eq(sh("ip link set lo up && ip addr add " PUBLIC "/32 dev lo"), 0);
+    char tmpl[4096];
+    snprintf(tmpl, sizeof(tmpl), "%s/tests/net-XXXXXX", gk_test_builddir());
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    workdir = gk_strdup(tmpl);
+    gk_autofree char *hosts = gk_printf("%s/hosts", workdir);
+    write_file(hosts, "127.0.0.1 localhost private.test\n" PUBLIC
+                      " allowed.test denied.test other.test\n");
+    ck_assert_int_eq(mount(hosts, "/etc/hosts", NULL, MS_BIND, NULL), 0);
+    start_server(PUBLIC, 80);
+    start_server(PUBLIC, 8080);
+    start_server(PUBLIC, 443);
+    start_server("127.0.0.1", 80);
+    ck_assert_int_eq(chdir(workdir), 0);
+}
+
+static void world_end(void)
+{
+    if (workdir) {
+        gk_autofree char *cmd = gk_printf("rm -rf '%s'", workdir);
+        sh(cmd);
+    }
+}
+
+/* ---- one run in the envelope ---- */
+
+typedef struct run {
+    int status;
+    char *out, *err, *net; /* the command's stdout and stderr; the record as JSON */
+} run;
+
+static void run_free(run *r)
+{
+    free(r->out);
+    free(r->err);
+    free(r->net);
+}
+
+/* sh -c SCRIPT in the envelope, with a policy granting the work
+ * directory and the network decided by the table. */
+static run envelope(const char *script)
+{
+    gk_autofree char *outp = gk_printf("%s/out", workdir), *errp = gk_printf("%s/err", workdir),
+                     *netp = gk_printf("%s/net.json", workdir);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        grant_context *ctx = NULL;
+        grant_diags *d = grant_diags_new();
+        grant_policy *p = NULL;
+        gk_autofree char *text =
+            gk_printf("grant t { fs { write %s; } net allow; }\n", workdir);
+        if (grant_context_new(&ctx) < 0 ||
+            grant_compile_buffer(ctx, "t.grant", text, strlen(text), d, &p) < 0) {
+            gk_autofree char *why = gk_test_render_diags(d);
+            dprintf(2, "compile: %s\n", why);
+            _exit(99);
+        }
+        char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+        const char *env[] = {"PATH=/usr/bin:/bin", "HOME=/nonexistent", "LANG=C", NULL};
+        gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
+        gk_launch_opts lo = {.argv = argv, .argc = 3, .env = env, .bwrap = BWRAP,
+                             .helper = helper, .timeout_ms = 90000,
+                             .net_decide = table_decide};
+        gk_launch_result res = {0};
+        if (gk_launch(p, &lo, d, NULL, &res) < 0)
+            _exit(98);
+        if (res.message)
+            dprintf(2, "launch: %s\n", res.message);
+        gk_buf b = {0};
+        gk_json_out j;
+        gk_json_init(&j, &b, false);
+        if (res.net)
+            gk_net_log_json(res.net, &j);
+        else
+            gk_json_null(&j);
+        int n = open(netp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        write(n, b.data, b.len);
+        _exit(res.status);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    run r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), gk_test_read(outp, NULL),
+             gk_test_read(errp, NULL), gk_test_read(netp, NULL)};
+    ck_assert_msg(r.out && r.net, "the run ended %d: %s", r.status, r.err ? r.err : "");
+    return r;
+}
+
+#define CURL "curl -sS -m 30 -o /dev/null -w '%{http_code}\\n' "
+
+static void expect_in(const char *what, const char *text, const char *needle)
+{
+    ck_assert_msg(strstr(text, needle), "%s lacks \"%s\":\n%s", what, needle, text);
+}
+
+/* ---- cases ---- */
+
+START_TEST(http_proxy_allowed_and_denied)
+{
+    world();
+    run r = envelope("echo \"$HTTP_PROXY $HTTPS_PROXY $ALL_PROXY $http_proxy $all_proxy "
+                     "[$NO_PROXY] [$no_proxy]\"; curl -sS -m 30 http://allowed.test/; " CURL
+                     "http://denied.test/");
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    expect_in("env", r.out,
+              "http://127.0.0.1:3128 http://127.0.0.1:3128 socks5h://127.0.0.1:3128 "
+              "http://127.0.0.1:3128 socks5h://127.0.0.1:3128 [] []");
+    expect_in("control", r.out, "hello from allowed.test at " PUBLIC ":80");
+    expect_in("denied status", r.out, "\n403\n");
+    expect_in("record", r.net,
+              "{\"host\":\"allowed.test\",\"port\":80,\"address\":\"" PUBLIC
+              "\",\"verdict\":\"allowed\",\"rule\":\"allow allowed.test (table:1)\"}");
+    expect_in("record", r.net,
+              "{\"host\":\"denied.test\",\"port\":80,\"address\":null,\"verdict\":\"refused\","
+              "\"rule\":\"no allow rule matches\"}");
+    expect_in("record", r.net, "\"omitted\":0");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
+START_TEST(socks5h_allowed_and_denied)
+{
+    world();
+    run r = envelope("curl -sS -m 30 -x \"$ALL_PROXY\" http://allowed.test/; "
+                     "curl -sS -m 30 -x \"$ALL_PROXY\" http://denied.test/; echo \"curl $?\"");
+    expect_in("control", r.out, "hello from allowed.test at " PUBLIC ":80");
+    expect_in("denied", r.out, "curl 97"); /* the SOCKS reply: not allowed by ruleset */
+    expect_in("curl's message", r.err, "to denied.test. (2)"); /* not allowed by ruleset */
+    expect_in("record", r.net, "\"host\":\"denied.test\",\"port\":80,\"address\":null,"
+                               "\"verdict\":\"refused\"");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
+START_TEST(connect_tunnel_and_other_port)
+{
+    world();
+    /* CONNECT (--proxytunnel) to 443, then a name allowed on 8080 only. */
+    run r = envelope("curl -sS -m 30 -p http://allowed.test:443/; "
+                     "curl -sS -m 30 http://other.test:8080/; " CURL "http://other.test/; " CURL
+                     "-p http://other.test:443/");
+    expect_in("tunnel", r.out, "hello from allowed.test:443 at " PUBLIC ":443");
+    expect_in("other port allowed", r.out, "hello from other.test:8080 at " PUBLIC ":8080");
+    expect_in("other port refused", r.out, "\n403\n");
+    expect_in("record", r.net, "{\"host\":\"other.test\",\"port\":80,\"address\":null,"
+                               "\"verdict\":\"refused\"");
+    expect_in("record", r.net, "{\"host\":\"other.test\",\"port\":443,\"address\":null,"
+                               "\"verdict\":\"refused\"");
+    expect_in("record", r.net, "{\"host\":\"other.test\",\"port\":8080,\"address\":\"" PUBLIC
+                               "\",\"verdict\":\"allowed\"");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
+START_TEST(redirect_second_hop_refused)
+{
+    world();
+    run r = envelope(CURL "-L http://allowed.test/redirect; curl -sS -m 30 http://allowed.test/");
+    expect_in("second hop", r.out, "403\n");
+    expect_in("control", r.out, "hello from allowed.test at");
+    const char *first = strstr(r.net, "\"host\":\"allowed.test\"");
+    const char *second = strstr(r.net, "\"host\":\"denied.test\",\"port\":80,\"address\":null,"
+                                       "\"verdict\":\"refused\"");
+    ck_assert_msg(first && second && first < second, "records: %s", r.net);
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
+START_TEST(private_address_needs_a_literal)
+{
+    world();
+    /* private.test is allowed by name but resolves to 127.0.0.1, where a
+     * server does listen (host side). */
+    run r = envelope(CURL "http://private.test/; curl -sS -m 30 http://allowed.test/");
+    expect_in("refused", r.out, "403\n");
+    expect_in("control", r.out, "hello from allowed.test");
+    expect_in("record", r.net,
+              "{\"host\":\"private.test\",\"port\":80,\"address\":\"127.0.0.1\",\"verdict\":"
+              "\"refused\",\"rule\":\"private.test resolved to 127.0.0.1, a loopback address, "
+              "which only a literal-address pattern may reach\"}");
+    run_free(&r);
+    /* The server is there: the refusal is the proxy's. */
+    ck_assert_int_eq(sh("curl -sS -m 10 -o /dev/null http://127.0.0.1/"), 0);
+    world_end();
+}
+END_TEST
+
+START_TEST(bypass_tcp_udp_dns_fail)
+{
+    world();
+    /* The server is reachable from the test's namespace... */
+    ck_assert_int_eq(sh("curl -sS -m 10 -o /dev/null http://" PUBLIC "/"), 0);
+    /* ...but not from the envelope without the proxy: no route out for
+     * TCP, UDP or DNS; through the proxy the control works. */
+    run r = envelope("curl -sS -m 10 --noproxy '*' http://" PUBLIC "/; echo \"tcp $?\"; "
+                     "curl -sS -m 10 --noproxy '*' http://allowed.test/; echo \"tcp-name $?\"; "
+                     "echo x | timeout 5 /usr/bin/env bash -c 'echo x > /dev/udp/" PUBLIC
+                     "/53' 2>&1; echo \"udp $?\"; "
+                     "getent ahosts no-such-name.example; echo \"dns $?\"; "
+                     "curl -sS -m 30 http://allowed.test/");
+    expect_in("tcp", r.out, "tcp 7\n");       /* couldn't connect */
+    expect_in("tcp-name", r.out, "tcp-name 7\n");
+    expect_in("udp", r.out, "Network is unreachable");
+    expect_in("dns", r.out, "dns 2\n");
+    expect_in("control", r.out, "hello from allowed.test");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
+START_TEST(header_over_the_bound)
+{
+    world();
+    gk_autofree char *big = gk_malloc(GK_NET_MAX_HEADER + 1);
+    memset(big, 'a', GK_NET_MAX_HEADER);
+    big[GK_NET_MAX_HEADER] = '\0';
+    gk_autofree char *script = gk_printf("curl -sS -m 30 -o /dev/null -w '%%{http_code}\\n' "
+                                         "-H 'X-Big: %s' http://allowed.test/; "
+                                              "curl -sS -m 30 -H 'X-Small: %.8000s' "
+                                              "http://allowed.test/",
+                                         big, big);
+    run r = envelope(script);
+    expect_in("oversize", r.out, "431\n");
+    expect_in("control", r.out, "hello from allowed.test");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
+START_TEST(concurrency_bound)
+{
+    world();
+    /* 300 requests held open at once (the server sleeps): the first 256
+     * get through, the others 503; then a control. */
+    gk_buf urls = {0};
+    for (int i = 0; i < 300; i++)
+        gk_buf_puts(&urls, "http://allowed.test/slow ");
+    gk_autofree char *u = gk_buf_steal(&urls, NULL);
+    gk_autofree char *script =
+        gk_printf("curl -s -m 60 --parallel --parallel-immediate --parallel-max 300 "
+                  "-w '%%{http_code}\\n' -o /dev/null %s | sort | uniq -c; "
+                  "curl -sS -m 30 http://allowed.test/",
+                  u);
+    run r = envelope(script);
+    expect_in("within the bound", r.out, "256 200\n");
+    expect_in("beyond it", r.out, "44 503\n");
+    expect_in("control", r.out, "hello from allowed.test");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
+START_TEST(git_clone_over_http)
+{
+    world();
+    ck_assert_int_eq(sh("git init -q -b main src.git.work && cd src.git.work && "
+                        "echo hello > README && git add README && "
+                        "git -c user.name=t -c user.email=t@t commit -q -m one && "
+                        "git clone -q --bare . ../src.git"),
+                     0);
+    run r = envelope("git clone -q http://allowed.test/git/src.git dst && cat dst/README; "
+                     "git clone -q http://denied.test/git/src.git dst2; echo \"denied $?\"");
+    expect_in("clone", r.out, "hello\n");
+    expect_in("denied", r.out, "denied 128");
+    expect_in("git's message", r.err, "403");
+    expect_in("record", r.net, "\"host\":\"allowed.test\",\"port\":80,\"address\":\"" PUBLIC
+                               "\",\"verdict\":\"allowed\"");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
+START_TEST(address_ranges)
+{
+    static const struct {
+        const char *a;
+        bool refused;
+    } rows[] = {
+        {"11.0.0.1", false},       {"8.8.8.8", false},        {"127.0.0.1", true},
+        {"10.1.2.3", true},        {"172.16.0.1", true},      {"172.32.0.1", false},
+        {"192.168.1.1", true},     {"169.254.169.254", true}, {"169.254.1.1", true},
+        {"100.64.0.1", true},      {"100.128.0.1", false},    {"224.0.0.1", true},
+        {"0.0.0.0", true},         {"192.0.2.1", true},       {"198.51.100.1", true},
+        {"203.0.113.1", true},     {"255.255.255.255", true}, {"::1", true},
+        {"::", true},              {"::ffff:8.8.8.8", true},  {"::ffff:127.0.0.1", true},
+        {"fe80::1", true},         {"fc00::1", true},         {"fd12::1", true},
+        {"ff02::1", true},         {"2001:db8::1", true},     {"2606:4700::1", false},
+        {"64:ff9b::808:808", false}, {"64:ff9b::a00:1", true}, {"2002:a00:1::", true},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
+        const char *why = NULL;
+        ck_assert_msg(gk_net_address_refused(rows[i].a, &why) == rows[i].refused, "%s: %s",
+                      rows[i].a, why ? why : "allowed");
+    }
+}
+END_TEST
+
+static Suite *net_suite(void)
+{
+    Suite *s = suite_create("net");
+    TCase *t = tcase_create("proxy");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, address_ranges);
+    tcase_add_test(t, http_proxy_allowed_and_denied);
+    tcase_add_test(t, socks5h_allowed_and_denied);
+    tcase_add_test(t, connect_tunnel_and_other_port);
+    tcase_add_test(t, redirect_second_hop_refused);
+    tcase_add_test(t, private_address_needs_a_literal);
+    tcase_add_test(t, bypass_tcp_udp_dns_fail);
+    tcase_add_test(t, header_over_the_bound);
+    tcase_add_test(t, concurrency_bound);
+    tcase_add_test(t, git_clone_over_http);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return gk_test_main(net_suite());
+}
