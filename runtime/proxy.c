@@ -55,6 +55,7 @@
 #define RESPONSE_HEAD_MAX 65536
 #define GK_STR_(x) #x
 #define GK_STR(x) GK_STR_(x)
+#define GK_NET_DNS_RESOLVER_S 7
 #define TUNNEL_HIGH (1u << 20) /* buffered towards one side: stop reading the other */
 
 /* ---- the decision record, in memory shared with grantrun ------------- */
@@ -938,7 +939,9 @@ int gk_proxy_serve(int listen_fd, gk_net_decide_fn decide, void *ctx, void *shar
         return -ENOMEM;
     }
     evdns_base_load_hosts(px.dns, NULL);
-    evdns_base_set_option(px.dns, "timeout:", GK_STR(GK_NET_DNS_S));
+    /* The bound is the proxy's own timer (on_dns_timeout); evdns gives up
+     * a little later, so a silent resolver always ends in the same 504. */
+    evdns_base_set_option(px.dns, "timeout:", GK_STR(GK_NET_DNS_RESOLVER_S));
     evdns_base_set_option(px.dns, "attempts:", "1");
     evutil_make_socket_nonblocking(listen_fd);
     struct evconnlistener *l =

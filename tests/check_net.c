@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 
 #define PUBLIC "11.0.0.1"
@@ -45,6 +46,7 @@ static const struct {
     {"allowed.test", 0, false},
     {"other.test", 8080, false},
     {"private.test", 0, false},
+    {"slow.test", 0, false},
 };
 
 static int table_decide(void *ctx, const char *host, unsigned port, gk_net_decision *out)
@@ -71,6 +73,9 @@ static int table_decide(void *ctx, const char *host, unsigned port, gk_net_decis
 /* ---- the world: namespaces and servers ---- */
 
 static char *workdir;
+static uid_t outer_uid; /* who runs the envelope (nested: not root in it) */
+static gid_t outer_gid;
+static bool nested;
 
 static void write_file(const char *path, const char *text)
 {
@@ -80,13 +85,14 @@ static void write_file(const char *path, const char *text)
     close(fd);
 }
 
-static void map_ids(uid_t uid, gid_t gid)
+/* inside outside: one id each */
+static void map_ids(unsigned uid_in, unsigned uid_out, unsigned gid_in, unsigned gid_out)
 {
     char buf[64];
     write_file("/proc/self/setgroups", "deny");
-    snprintf(buf, sizeof(buf), "0 %u 1", (unsigned)uid);
+    snprintf(buf, sizeof(buf), "%u %u 1", uid_in, uid_out);
     write_file("/proc/self/uid_map", buf);
-    snprintf(buf, sizeof(buf), "0 %u 1", (unsigned)gid);
+    snprintf(buf, sizeof(buf), "%u %u 1", gid_in, gid_out);
     write_file("/proc/self/gid_map", buf);
 }
 
@@ -240,31 +246,71 @@ static void start_server(const char *addr, unsigned port)
     close(fd);
 }
 
-/* The namespaces, /etc/hosts and the servers; a work directory with a
- * git repository to clone. */
-static void world(void)
+/* A resolver that never answers (for the DNS bound). */
+static void start_silent_dns(void)
 {
-    uid_t uid = getuid();
-    gid_t gid = getgid();
-    int flags = CLONE_NEWNS | CLONE_NEWNET | (uid ? CLONE_NEWUSER : 0);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(53)};
+    inet_pton(AF_INET, PUBLIC, &a.sin_addr);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;)
+            pause();
+    }
+    close(fd);
+}
+
+/* The namespaces, /etc/hosts and /etc/resolv.conf, and the servers; a
+ * work directory (outside /tmp) for the runs and a git repository.
+ * as_user: the envelope runs as an ordinary user (run as root, the test
+ * user; the namespaces are then that user's, and the runs are made in a
+ * user namespace nested in them, as that user again). */
+static void world_as(bool as_user)
+{
+    char tmpl[] = "/var/tmp/gk-net-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    ck_assert_int_eq(chmod(tmpl, 0755), 0);
+    workdir = gk_strdup(tmpl);
+    if (as_user && getuid() == 0) {
+        uid_t u;
+        gid_t g;
+        ck_assert(gk_test_user(&u, &g));
+        ck_assert_int_eq(chown(workdir, u, g), 0);
+        ck_assert_int_eq(setgroups(0, NULL), 0);
+        ck_assert_int_eq(setgid(g), 0);
+        ck_assert_int_eq(setuid(u), 0);
+        prctl(PR_SET_DUMPABLE, 1); /* else /proc/self/uid_map stays root's */
+    }
+    outer_uid = getuid();
+    outer_gid = getgid();
+    nested = outer_uid != 0;
+    int flags = CLONE_NEWNS | CLONE_NEWNET | (nested ? CLONE_NEWUSER : 0);
     ck_assert_msg(unshare(flags) == 0, "unshare: %s", strerror(errno));
-    if (uid)
-        map_ids(uid, gid);
+    if (nested)
+        map_ids(0, outer_uid, 0, outer_gid);
     ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
     ck_assert_int_eq(sh("ip link set lo up && ip addr add " PUBLIC "/32 dev lo"), 0);
-    char tmpl[4096];
-    snprintf(tmpl, sizeof(tmpl), "%s/tests/net-XXXXXX", gk_test_builddir());
-    ck_assert_ptr_nonnull(mkdtemp(tmpl));
-    workdir = gk_strdup(tmpl);
     gk_autofree char *hosts = gk_printf("%s/hosts", workdir);
     write_file(hosts, "127.0.0.1 localhost private.test\n" PUBLIC
                       " allowed.test denied.test other.test\n");
     ck_assert_int_eq(mount(hosts, "/etc/hosts", NULL, MS_BIND, NULL), 0);
+    gk_autofree char *resolv = gk_printf("%s/resolv.conf", workdir);
+    write_file(resolv, "nameserver " PUBLIC "\n");
+    ck_assert_int_eq(mount(resolv, "/etc/resolv.conf", NULL, MS_BIND, NULL), 0);
+    start_silent_dns();
     start_server(PUBLIC, 80);
     start_server(PUBLIC, 8080);
     start_server(PUBLIC, 443);
     start_server("127.0.0.1", 80);
     ck_assert_int_eq(chdir(workdir), 0);
+}
+
+static void world(void)
+{
+    world_as(false);
 }
 
 static void world_end(void)
@@ -302,6 +348,16 @@ static run envelope(const char *script)
         int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(o, 1);
         dup2(e, 2);
+        if (nested) {
+            /* Back to the ordinary user: no capability in the envelope's
+             * parent namespace, as for a real run. */
+            if (unshare(CLONE_NEWUSER) < 0)
+                _exit(97);
+            map_ids((unsigned)outer_uid, 0, (unsigned)outer_gid, 0);
+            if (setgid(outer_gid) < 0 || setuid(outer_uid) < 0)
+                _exit(97);
+            prctl(PR_SET_DUMPABLE, 1);
+        }
         grant_context *ctx = NULL;
         grant_diags *d = grant_diags_new();
         grant_policy *p = NULL;
@@ -352,10 +408,10 @@ static void expect_in(const char *what, const char *text, const char *needle)
 
 /* ---- cases ---- */
 
-START_TEST(http_proxy_allowed_and_denied)
+static void allowed_and_denied(bool as_user)
 {
-    world();
-    run r = envelope("echo \"$HTTP_PROXY $HTTPS_PROXY $ALL_PROXY $http_proxy $all_proxy "
+    world_as(as_user);
+    run r = envelope("echo \"uid $(id -u)\"; echo \"$HTTP_PROXY $HTTPS_PROXY $ALL_PROXY $http_proxy $all_proxy "
                      "[$NO_PROXY] [$no_proxy]\"; curl -sS -m 30 http://allowed.test/; " CURL
                      "http://denied.test/");
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
@@ -364,6 +420,8 @@ START_TEST(http_proxy_allowed_and_denied)
               "http://127.0.0.1:3128 socks5h://127.0.0.1:3128 [] []");
     expect_in("control", r.out, "hello from allowed.test at " PUBLIC ":80");
     expect_in("denied status", r.out, "\n403\n");
+    gk_autofree char *uid = gk_printf("uid %u\n", (unsigned)outer_uid);
+    ck_assert_msg(gk_has_prefix(r.out, uid) && (as_user == (outer_uid != 0)), "%s", r.out);
     expect_in("record", r.net,
               "{\"host\":\"allowed.test\",\"port\":80,\"address\":\"" PUBLIC
               "\",\"verdict\":\"allowed\",\"rule\":\"allow allowed.test (table:1)\"}");
@@ -373,6 +431,17 @@ START_TEST(http_proxy_allowed_and_denied)
     expect_in("record", r.net, "\"omitted\":0");
     run_free(&r);
     world_end();
+}
+
+START_TEST(http_proxy_allowed_and_denied)
+{
+    allowed_and_denied(false);
+}
+END_TEST
+
+START_TEST(http_proxy_allowed_and_denied_as_the_user)
+{
+    allowed_and_denied(true);
 }
 END_TEST
 
@@ -446,9 +515,9 @@ START_TEST(private_address_needs_a_literal)
 }
 END_TEST
 
-START_TEST(bypass_tcp_udp_dns_fail)
+static void bypass(bool as_user)
 {
-    world();
+    world_as(as_user);
     /* The server is reachable from the test's namespace... */
     ck_assert_int_eq(sh("curl -sS -m 10 -o /dev/null http://" PUBLIC "/"), 0);
     /* ...but not from the envelope without the proxy: no route out for
@@ -464,6 +533,38 @@ START_TEST(bypass_tcp_udp_dns_fail)
     expect_in("udp", r.out, "Network is unreachable");
     expect_in("dns", r.out, "dns 2\n");
     expect_in("control", r.out, "hello from allowed.test");
+    run_free(&r);
+    world_end();
+}
+
+START_TEST(bypass_tcp_udp_dns_fail)
+{
+    bypass(false);
+}
+END_TEST
+
+START_TEST(bypass_tcp_udp_dns_fail_as_the_user)
+{
+    bypass(true);
+}
+END_TEST
+
+START_TEST(dns_bound)
+{
+    world();
+    /* slow.test is allowed but in no hosts file; the resolver never
+     * answers: 504 after the bound, while the control goes through. */
+    run r = envelope("date +%s; " CURL "http://slow.test/; date +%s; "
+                     "curl -sS -m 30 http://allowed.test/");
+    long t0 = 0, t1 = 0;
+    char code[16] = "";
+    ck_assert_msg(sscanf(r.out, "%ld\n%15s\n%ld", &t0, code, &t1) == 3, "%s", r.out);
+    ck_assert_str_eq(code, "504");
+    ck_assert_msg(t1 - t0 >= GK_NET_DNS_S - 1 && t1 - t0 <= GK_NET_DNS_S + 3,
+                  "resolving took %ld s", t1 - t0);
+    expect_in("control", r.out, "hello from allowed.test");
+    expect_in("record", r.net, "{\"host\":\"slow.test\",\"port\":80,\"address\":null,"
+                               "\"verdict\":\"allowed\",\"rule\":\"allow slow.test (table:4)\"}");
     run_free(&r);
     world_end();
 }
@@ -563,6 +664,9 @@ static Suite *net_suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, address_ranges);
     tcase_add_test(t, http_proxy_allowed_and_denied);
+    tcase_add_test(t, http_proxy_allowed_and_denied_as_the_user);
+    tcase_add_test(t, bypass_tcp_udp_dns_fail_as_the_user);
+    tcase_add_test(t, dns_bound);
     tcase_add_test(t, socks5h_allowed_and_denied);
     tcase_add_test(t, connect_tunnel_and_other_port);
     tcase_add_test(t, redirect_second_hop_refused);
