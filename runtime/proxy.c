@@ -57,6 +57,7 @@
 #define GK_STR(x) GK_STR_(x)
 #define GK_NET_DNS_RESOLVER_S 7
 #define TUNNEL_HIGH (1u << 20) /* buffered towards one side: stop reading the other */
+#define TUNNEL_CHUNK (256u << 10)
 
 /* ---- the decision record, in memory shared with grantrun ------------- */
 
@@ -843,6 +844,12 @@ static void on_up_event(struct bufferevent *bev, short what, void *arg)
     conn *c = arg;
     if (what & BEV_EVENT_CONNECTED) {
         set_idle(bev);
+        /* libevent reads 16 KiB at a time by default: a bulk transfer
+         * would cost a loop turn per 16 KiB. */
+        bufferevent_set_max_single_read(bev, TUNNEL_CHUNK);
+        bufferevent_set_max_single_write(bev, TUNNEL_CHUNK);
+        bufferevent_set_max_single_read(c->cl, TUNNEL_CHUNK);
+        bufferevent_set_max_single_write(c->cl, TUNNEL_CHUNK);
         bufferevent_setwatermark(bev, EV_WRITE, TUNNEL_HIGH / 4, 0);
         bufferevent_setwatermark(c->cl, EV_WRITE, TUNNEL_HIGH / 4, 0);
         bufferevent_setwatermark(c->cl, EV_READ, 0, 0);
