@@ -408,6 +408,8 @@ static const char usage_check[] =
     "  write PATH            may PATH be written?\n"
     "  gate NAME             a host gate: shell.chdir, editor.read, editor.write,\n"
     "                        editor.tui or net\n"
+    "  connect HOST:PORT     may the command connect to HOST:PORT? (a name, an IPv4\n"
+    "                        address or a bracketed IPv6 address: [::1]:443)\n"
     "Exit status: 0 allowed; 1 denied, or admitted but no such command\n"
     "('admitted, not found'); 2 usage or input error (a policy that does not\n"
     "compile is never reported as denied).\n"
@@ -483,8 +485,38 @@ static int run_query(const grant_policy *p, char **q, int nq, grant_verdict **ou
                       q[1]);
             return cli_usage_hint("check");
         }
+    } else if (strcmp(kind, "connect") == 0) {
+        if (nq != 2) {
+            cli_error("check: 'connect' takes exactly one HOST:PORT");
+            return cli_usage_hint("check");
+        }
+        /* The port follows the last ':'; an IPv6 host is bracketed. */
+        const char *colon = strrchr(q[1], ':');
+        char *end = NULL;
+        unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+        bool bare_v6 = colon && q[1][0] != '[' && memchr(q[1], ':', (size_t)(colon - q[1]));
+        if (!colon || colon == q[1] || !colon[1] || *end || bare_v6 || port < 1 ||
+            port > 65535) {
+            cli_error("check: 'connect' takes HOST:PORT with a port 1-65535 (an IPv6 address "
+                      "in brackets: [::1]:443), not '%s'",
+                      q[1]);
+            return cli_usage_hint("check");
+        }
+        char *host = strndup(q[1], (size_t)(colon - q[1]));
+        if (!host)
+            abort();
+        rc = grant_check_connect(p, host, (unsigned)port, out);
+        if (rc == -EINVAL) {
+            cli_error("check: '%s' is not a host name, an IPv4 address or a bracketed IPv6 "
+                      "address",
+                      host);
+            free(host);
+            return cli_usage_hint("check");
+        }
+        free(host);
     } else {
-        cli_error("check: unknown query '%s' (expected exec, read, write or gate)", kind);
+        cli_error("check: unknown query '%s' (expected exec, read, write, gate or connect)",
+                  kind);
         return cli_usage_hint("check");
     }
     if (rc < 0 || !*out) {
@@ -521,8 +553,8 @@ static int cmd_check(int argc, char **argv)
     if (!cli_has_files("check", args.first, nopts))
         goto out;
     if (!query || nquery == 0) {
-        cli_error("check: missing the query after '--' (exec CMD..., read PATH, write PATH "
-                  "or gate NAME)");
+        cli_error("check: missing the query after '--' (exec CMD..., read PATH, write PATH, "
+                  "gate NAME or connect HOST:PORT)");
         cli_usage_hint("check");
         goto out;
     }

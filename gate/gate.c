@@ -1073,6 +1073,14 @@ grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict
     for (size_t l = 0; l < p->stack.n; l++) {
         const gk_layer *f = p->stack.v[l];
         gk_tri t = gk_layer_gate(f, gate);
+        if (t == GK_TRI_FALSE && f->net_list && strcmp(gate, "net") == 0) {
+            /* A list grants no destination unconditionally. */
+            if (v)
+                verdict_set(v, GRANT_DENIED, gate_origin(f, gate), f->name,
+                            gk_strdup("net { ... } (a destination list)"), gk_strdup(gate),
+                            gk_strdup("ask about one destination: connect HOST:PORT"));
+            return GRANT_DENIED;
+        }
         if (t == GK_TRI_FALSE) {
             if (v)
                 verdict_set(v, GRANT_DENIED, gate_origin(f, gate), f->name, gk_printf("%s deny", word),
@@ -1090,6 +1098,46 @@ grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict
             verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
                         gk_strdup(gate), NULL);
     }
+    return GRANT_ALLOWED;
+}
+
+/* ---- network destinations (network.md §1) --------------------------------- */
+
+/* Every layer with a net opinion must allow: the first that refuses
+ * decides; an allowed destination cites the last layer that allowed it
+ * (the most specific: a list layer stacked on `net allow;`). */
+grant_answer gk_gate_connect(const grant_policy *p, const gk_dest *q, grant_verdict *v)
+{
+    const gk_layer *last = NULL;
+    gk_why why = {0}, last_why = {0};
+    for (size_t l = 0; l < p->stack.n; l++) {
+        const gk_layer *f = p->stack.v[l];
+        int d = gk_layer_decide_connect(f, q, v ? &why : NULL);
+        if (d == 0) {
+            if (v)
+                verdict_set(v, GRANT_DENIED, why.origin, f->name, gk_steal(&why.rule),
+                            gk_dest_format(q), NULL);
+            gk_why_clear(&why);
+            gk_why_clear(&last_why);
+            return GRANT_DENIED;
+        }
+        if (d == 1 && v) {
+            last = f;
+            gk_why_clear(&last_why);
+            last_why = why;
+            memset(&why, 0, sizeof(why));
+        }
+    }
+    if (v) {
+        if (last)
+            verdict_set(v, GRANT_ALLOWED, last_why.origin, last->name, gk_steal(&last_why.rule),
+                        gk_dest_format(q), NULL);
+        else
+            verdict_set(v, GRANT_ALLOWED, "no-opinion", NULL, gk_strdup("no layer has an opinion"),
+                        gk_dest_format(q), NULL);
+    }
+    gk_why_clear(&why);
+    gk_why_clear(&last_why);
     return GRANT_ALLOWED;
 }
 
@@ -1210,6 +1258,39 @@ int grant_check_gate(const grant_policy *p, const char *gate, grant_verdict **ou
         return rc;
     gk_gate_gate(p, gate, *out);
     return 0;
+}
+
+int grant_check_connect(const grant_policy *p, const char *host, unsigned port,
+                        grant_verdict **out)
+{
+    gk_dest q;
+    if (!p || !out || gk_dest_parse_query(host, port, &q) < 0)
+        return -EINVAL;
+    int rc = new_verdict(out);
+    if (rc < 0)
+        return rc;
+    gk_gate_connect(p, &q, *out);
+    return 0;
+}
+
+int grant_decide_connect(const grant_policy *p, const char *host, unsigned port)
+{
+    gk_dest q;
+    if (!p || gk_dest_parse_query(host, port, &q) < 0)
+        return -EINVAL;
+    return gk_gate_connect(p, &q, NULL) == GRANT_ALLOWED;
+}
+
+grant_net_mode grant_policy_net_mode(const grant_policy *p)
+{
+    bool list = false;
+    for (size_t l = 0; p && l < p->stack.n; l++) {
+        const gk_layer *f = p->stack.v[l];
+        if (!f->net_list && f->net == GK_TRI_FALSE)
+            return GRANT_NET_DENY;
+        list |= f->net_list;
+    }
+    return list ? GRANT_NET_LIST : GRANT_NET_ALLOW;
 }
 
 void grant_verdict_free(grant_verdict *v)

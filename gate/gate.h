@@ -45,6 +45,9 @@ GK_HIDDEN int gk_gate_fs_held(const grant_policy *p, const char *canonical, bool
  * backend, which cannot see arguments, must let run. */
 GK_HIDDEN grant_answer gk_gate_exec_some_argv1(const grant_policy *p, const grant_exec_query *q);
 GK_HIDDEN grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict *v);
+/* Decide on a destination read by gk_dest_parse_query (network.md §1).
+ * v may be NULL (no string is built). */
+GK_HIDDEN grant_answer gk_gate_connect(const grant_policy *p, const gk_dest *q, grant_verdict *v);
 
 /* Resolve a query path: absolute against cwd, then as the kernel would
  * (host) or lexically with the alias table (offline). NULL on a symlink
@@ -114,7 +117,10 @@ typedef struct gk_projection {
     gk_regions readonly;  /* union over layers */
     gk_regions deny;      /* union over layers */
     gk_strvec pinned;     /* proper ancestors of deny/readonly entries inside a writable region */
-    bool net;
+    bool net;             /* every destination (net allow, or no opinion) */
+    bool net_list;        /* some destinations: net_allow minus net_deny (network.md) */
+    gk_strvec net_allow;  /* canonical patterns, sorted (net_list only) */
+    gk_strvec net_deny;
     bool exec_restricted; /* some layer restricts exec */
     gk_strvec exec_admit; /* files and dirs the stack admits */
     gk_strvec exec_veto;  /* canonical vetoed files, and veto dirs */

@@ -589,6 +589,7 @@ gk_projection *gk_projection_build(const grant_policy *p)
     gk_regions_sort_unique(&pr->deny);
     pinned_dirs(pr);
     pr->net = gk_decide_gate(s, "net") == GK_TRI_TRUE;
+    pr->net_list = gk_stack_net(s, &pr->net_allow, &pr->net_deny) == GK_TRI_NONE;
     exec_lists(pr, p);
     /* Every source file read while compiling is readonly for the command
      * (cli.md): a confined command can read but never rewrite its policy. */
@@ -611,6 +612,8 @@ void gk_projection_free(gk_projection *pr)
 {
     if (!pr)
         return;
+    gk_strvec_free(&pr->net_allow);
+    gk_strvec_free(&pr->net_deny);
     regions_free(&pr->read);
     regions_free(&pr->write);
     regions_free(&pr->readonly);

@@ -590,6 +590,58 @@ static void read_strings(ir_reader *r, json_t *a, const char *(*get)(ir_reader *
     }
 }
 
+/* A destination pattern in its canonical form (gk_dest_format's): the IR
+ * holds nothing a grant file could not have produced. */
+static const char *get_dest(ir_reader *r, json_t *v)
+{
+    const char *s = get_nonempty(r, v);
+    if (!s)
+        return NULL;
+    gk_dest d;
+    gk_dest_error err;
+    if (gk_dest_parse_pattern(s, &d, &err) < 0) {
+        err_at(r, false, err.hint, "'%s' is not a destination: %s", s, err.msg);
+        return NULL;
+    }
+    gk_autofree char *canon = gk_dest_format(&d);
+    if (strcmp(canon, s) != 0) {
+        err_at(r, false, "compiled destinations are lower-case, without a trailing dot",
+               "'%s' is not in canonical form ('%s')", s, canon);
+        return NULL;
+    }
+    return s;
+}
+
+/* net: a boolean, null, or {"allow":[DEST...],"deny":[DEST...]}; with f
+ * NULL, the shape only (the projection's). */
+static void read_net(ir_reader *r, json_t *v, gk_layer *f)
+{
+    if (json_is_object(v)) {
+        if (!CHECK_KEYS(r, v, "allow", "deny"))
+            return;
+        enter_key(r, "allow");
+        read_strings(r, json_object_get(v, "allow"), get_dest, f ? &f->netd.allow : NULL, NULL,
+                     f ? f->origin : NULL);
+        leave(r);
+        enter_key(r, "deny");
+        read_strings(r, json_object_get(v, "deny"), get_dest, f ? &f->netd.deny : NULL, NULL,
+                     f ? f->origin : NULL);
+        leave(r);
+        if (f) {
+            f->net_list = true;
+            f->net = GK_TRI_FALSE;
+        }
+        return;
+    }
+    if (!f) {
+        want(r, v, json_is_boolean(v) || json_is_object(v), "a boolean or an object");
+        return;
+    }
+    if (!want(r, v, json_is_null(v) || json_is_boolean(v), "a boolean, null or an object"))
+        return;
+    get_tri(r, v, &f->net);
+}
+
 static const char *get_pattern(ir_reader *r, json_t *v)
 {
     const char *s = get_nonempty(r, v);
@@ -838,7 +890,7 @@ static gk_layer *read_layer(ir_reader *r, json_t *o)
 
     v = json_object_get(o, "net");
     enter_key(r, "net");
-    get_tri(r, v, &f->net);
+    read_net(r, v, f);
     leave(r);
 
     v = json_object_get(o, "shell");
@@ -925,8 +977,11 @@ static void read_projection(ir_reader *r, json_t *o)
     enter_key(r, "protect");
     read_strings(r, json_object_get(o, "protect"), get_path, NULL, NULL, NULL);
     leave(r);
-    static const char *const bools[] = {"fs_restricted", "net"};
-    for (int i = 0; i < 2; i++) {
+    enter_key(r, "net");
+    read_net(r, json_object_get(o, "net"), NULL);
+    leave(r);
+    static const char *const bools[] = {"fs_restricted"};
+    for (int i = 0; i < 1; i++) {
         enter_key(r, bools[i]);
         WANT_BOOL(r, json_object_get(o, bools[i]));
         leave(r);

@@ -124,6 +124,17 @@ static void jfs(gk_json_out *j, const gk_fs_dim *fs)
     gk_json_end(j);
 }
 
+/* net: true, false, or {"allow":[...],"deny":[...]} (network.md §1). */
+static void jnet_list(gk_json_out *j, const gk_strvec *allow, const gk_strvec *deny)
+{
+    gk_json_object(j);
+    gk_json_key(j, "allow");
+    jstrvec(j, allow);
+    gk_json_key(j, "deny");
+    jstrvec(j, deny);
+    gk_json_end(j);
+}
+
 static void jlayer(gk_json_out *j, const gk_layer *f)
 {
     gk_json_object(j);
@@ -155,7 +166,16 @@ static void jlayer(gk_json_out *j, const gk_layer *f)
     gk_json_key(j, "name");
     gk_json_string(j, f->name);
     gk_json_key(j, "net");
-    jtri(j, f->net);
+    if (f->net_list) {
+        gk_json_object(j);
+        gk_json_key(j, "allow");
+        jentries(j, &f->netd.allow);
+        gk_json_key(j, "deny");
+        jentries(j, &f->netd.deny);
+        gk_json_end(j);
+    } else {
+        jtri(j, f->net);
+    }
     gk_json_key(j, "origin");
     gk_json_string(j, f->origin);
     gk_json_key(j, "shell");
@@ -243,7 +263,10 @@ static void jprojection(gk_json_out *j, const gk_projection *pr)
         gk_json_null(j);
     }
     gk_json_key(j, "net");
-    gk_json_bool(j, pr->net);
+    if (pr->net_list)
+        jnet_list(j, &pr->net_allow, &pr->net_deny);
+    else
+        gk_json_bool(j, pr->net);
     gk_json_key(j, "pinned");
     jstrvec(j, &pr->pinned);
     gk_json_key(j, "protect");

@@ -398,7 +398,10 @@ gk_layer *gk_layer_join(const gk_layer *a, const gk_layer *b, bool *lossy)
     j->origin = gk_strdup(a->origin);
     join_exec(j, a, b, &lost);
     join_fs(j, a, b, &lost);
-    j->net = tri_join(a->net, b->net);
+    if (a->net_list || b->net_list)
+        gk_net_join(j, a, b, &lost);
+    else
+        j->net = tri_join(a->net, b->net);
     j->has_shell = a->has_shell && b->has_shell;
     j->chdir = j->has_shell ? tri_join(a->chdir, b->chdir) : GK_TRI_NONE;
     j->has_editor = a->has_editor && b->has_editor;

@@ -17,6 +17,7 @@
 #define GK_LATTICE_H
 
 #include "freeze/freeze.h"
+#include "syntax/netdest.h"
 #include "syntax/syntax.h"
 
 typedef enum gk_tri { GK_TRI_NONE = -1, GK_TRI_FALSE = 0, GK_TRI_TRUE = 1 } gk_tri;
@@ -74,6 +75,15 @@ typedef struct gk_fs_dim {
     gk_regions deny;
 } gk_fs_dim;
 
+/* The third form of net (network.md §1): destination patterns, each kept as
+ * its canonical text (gk_dest_format) with the rule that wrote it, sorted
+ * and unique, and read back into gk_dest (parallel arrays, built by
+ * gk_layer_canonicalize) so a check parses nothing. */
+typedef struct gk_net_dim {
+    gk_entries allow, deny;
+    gk_dest *allow_d, *deny_d;
+} gk_net_dim;
+
 typedef struct gk_layer {
     char *name;           /* grant name, or the file's stem when anonymous */
     char *origin;         /* "file:line" of the grant */
@@ -81,7 +91,9 @@ typedef struct gk_layer {
     gk_exec_dim exec;
     bool has_fs;
     gk_fs_dim fs;
-    gk_tri net;
+    gk_tri net;           /* with net_list: GK_TRI_FALSE (nothing unconditionally) */
+    bool net_list;        /* net { allow ...; deny ...; } */
+    gk_net_dim netd;
     bool has_shell;
     gk_tri chdir;
     bool has_editor;
@@ -215,6 +227,29 @@ GK_HIDDEN bool gk_admits_share_argv1(const gk_admit *const *binds, size_t n);
 /* Does a veto of f (name, file, dir or pattern) hit any identity of q? */
 GK_HIDDEN bool gk_layer_vetoes(const gk_layer *f, const grant_exec_query *q);
 GK_HIDDEN bool gk_gate_known(const char *gate);
+
+/* ---- net destinations (net.c) ----------------------------------------- */
+GK_HIDDEN void gk_net_dim_free(gk_net_dim *n);
+GK_HIDDEN void gk_net_dim_copy(gk_net_dim *dst, const gk_net_dim *src);
+GK_HIDDEN bool gk_net_dim_equal(const gk_net_dim *a, const gk_net_dim *b);
+/* Sort, drop duplicates, read the patterns back (every key must parse). */
+GK_HIDDEN void gk_net_dim_canonicalize(gk_net_dim *n);
+/* One layer's opinion on destination q (gk_dest_parse_query): 1 allows,
+ * 0 denies, -1 abstains; *why (may be NULL) gets the deciding rule: a deny
+ * pattern that matches beats an allow pattern that matches; neither is a
+ * refusal by the net block itself ("no allow rule matches"). */
+GK_HIDDEN int gk_layer_decide_connect(const gk_layer *f, const gk_dest *q, gk_why *why);
+/* The fold: every layer with a net opinion must allow (meet). */
+GK_HIDDEN bool gk_decide_connect(const gk_stack *s, const gk_dest *q);
+/* The net dimension of join(a, b) into j (j->net, j->net_list, j->netd):
+ * the union of the two sets; *lossy set when a deny of one side had to be
+ * kept although it cuts into what the other side allows. */
+GK_HIDDEN void gk_net_join(gk_layer *j, const gk_layer *a, const gk_layer *b, bool *lossy);
+/* The stack's destination set as one allow/deny pair (exact: the
+ * intersection of every list layer, distributed over their patterns).
+ * Returns GK_TRI_TRUE (every destination), GK_TRI_FALSE (none) or
+ * GK_TRI_NONE (a list: allow and deny filled, canonical texts, sorted). */
+GK_HIDDEN gk_tri gk_stack_net(const gk_stack *s, gk_strvec *allow, gk_strvec *deny);
 
 /* ---- compare (test hook) ---------------------------------------------- */
 /* Witness i's query: kind 0 read, 1 write, 2 exec, 3 gate; *path is the

@@ -85,6 +85,7 @@ void gk_layer_free(gk_layer *f)
     regions_free(&f->fs.write);
     regions_free(&f->fs.readonly);
     regions_free(&f->fs.deny);
+    gk_net_dim_free(&f->netd);
     free(f);
 }
 
@@ -360,6 +361,12 @@ void gk_layer_canonicalize(gk_layer *f)
         regions_free(&f->fs.read);
         regions_free(&f->fs.write);
     }
+    if (f->net_list) {
+        f->net = GK_TRI_FALSE;
+        gk_net_dim_canonicalize(&f->netd);
+    } else {
+        gk_net_dim_free(&f->netd);
+    }
 }
 
 /* ---- copy and equality --------------------------------------------------- */
@@ -404,6 +411,8 @@ gk_layer *gk_layer_copy(const gk_layer *f)
     regions_copy(&c->fs.readonly, &f->fs.readonly);
     regions_copy(&c->fs.deny, &f->fs.deny);
     c->net = f->net;
+    c->net_list = f->net_list;
+    gk_net_dim_copy(&c->netd, &f->netd);
     c->has_shell = f->has_shell;
     c->chdir = f->chdir;
     c->has_editor = f->has_editor;
@@ -464,7 +473,9 @@ bool gk_layer_equal(const gk_layer *a, const gk_layer *b)
     if (a->has_exec != b->has_exec || a->has_fs != b->has_fs || a->net != b->net ||
         a->has_shell != b->has_shell || a->chdir != b->chdir || a->has_editor != b->has_editor ||
         a->ed_read != b->ed_read || a->ed_write != b->ed_write || a->ed_tui != b->ed_tui ||
-        a->audit != b->audit)
+        a->audit != b->audit || a->net_list != b->net_list)
+        return false;
+    if (a->net_list && !gk_net_dim_equal(&a->netd, &b->netd))
         return false;
     if (a->has_exec) {
         const gk_exec_dim *x = &a->exec, *y = &b->exec;
@@ -648,6 +659,27 @@ gk_layer *gk_layer_from_ast(const grant_context *ctx, gk_resolve_cache *cache,
         ok &= add_fs_rule(f, ctx, cache, &ast->fs[i], diags);
 
     f->net = tri_of(ast->net.value);
+    if (ast->has_net_list) {
+        f->net_list = true;
+        for (size_t i = 0; i < ast->nnet_rules; i++) {
+            const gk_net_rule *r = &ast->net_rules[i];
+            gk_autofree char *origin = gk_loc_origin(r->loc);
+            for (size_t k = 0; k < r->ndests; k++) {
+                gk_dest d;
+                gk_dest_error err;
+                if (gk_dest_parse_pattern(r->dests[k].text, &d, &err) < 0) {
+                    /* validation reported it; an AST built by hand may not */
+                    gk_diag_add(diags, GK_ERROR, r->dests[k].loc, err.hint, "%s: '%s'", err.msg,
+                                r->dests[k].text);
+                    ok = false;
+                    continue;
+                }
+                gk_autofree char *key = gk_dest_format(&d);
+                gk_entries_add(r->verdict == GK_DENY ? &f->netd.deny : &f->netd.allow, key,
+                               origin);
+            }
+        }
+    }
     f->has_shell = ast->has_shell;
     f->chdir = tri_of(ast->shell_chdir.value);
     f->has_editor = ast->has_editor;
@@ -660,6 +692,8 @@ gk_layer *gk_layer_from_ast(const grant_context *ctx, gk_resolve_cache *cache,
     for (int i = 0; i < 5; i++)
         if (st[i]->value != GK_UNSET && st[i]->loc.src)
             f->gate_origin[i] = gk_loc_origin(st[i]->loc);
+    if (ast->has_net_list && !f->gate_origin[0] && ast->net_list_loc.src)
+        f->gate_origin[0] = gk_loc_origin(ast->net_list_loc);
 
     if (!ok) {
         gk_layer_free(f);

@@ -45,6 +45,9 @@ void gk_ast_free(gk_file_ast *ast)
     for (size_t i = 0; i < ast->nfs; i++)
         words_free(ast->fs[i].paths, ast->fs[i].npaths);
     free(ast->fs);
+    for (size_t i = 0; i < ast->nnet_rules; i++)
+        words_free(ast->net_rules[i].dests, ast->net_rules[i].ndests);
+    free(ast->net_rules);
     free(ast->comments);
     free(ast->tokens);
     gk_source_unref(ast->src);

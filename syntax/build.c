@@ -124,7 +124,15 @@ static const char *const shell_keywords[] = {"chdir"};
 static const char *const editor_keywords[] = {"read", "write", "tui"};
 #define NKW(a) (sizeof(a) / sizeof((a)[0]))
 
-typedef enum ctx_kind { CTX_GRANT, CTX_EXEC, CTX_FS, CTX_SHELL, CTX_EDITOR, CTX_OTHER } ctx_kind;
+typedef enum ctx_kind {
+    CTX_GRANT,
+    CTX_EXEC,
+    CTX_FS,
+    CTX_SHELL,
+    CTX_EDITOR,
+    CTX_NET,
+    CTX_OTHER
+} ctx_kind;
 
 static bool in_list(const char *w, const char *const *list, size_t n)
 {
@@ -500,6 +508,47 @@ static void fs_rule(gk_pstate *ps, const sview *s, void *arg)
     GK_VEC_PUSH(ps->ast->fs, ps->ast->nfs, ps->fs_cap, r);
 }
 
+/* `allow DEST...;` / `deny DEST...;` in a net block. The destinations are
+ * read (and their errors given) by validation, shared with YAML. */
+static void net_rule(gk_pstate *ps, const sview *s, void *arg)
+{
+    block_ctx *b = arg;
+    const char *k = keyword(s->head);
+    gk_verdict v = !k ? GK_UNSET : strcmp(k, "allow") == 0 ? GK_ALLOW
+                                 : strcmp(k, "deny") == 0  ? GK_DENY
+                                                           : GK_UNSET;
+    if (v == GK_UNSET) {
+        if (stray_statement(ps, s, b))
+            return;
+        bad_rule_keyword(ps, s, "'allow' or 'deny'", exec_keywords, NKW(exec_keywords));
+        return;
+    }
+    if (rule_is_block(ps, s))
+        return;
+    if (sv_brackets(s)) {
+        err_span(ps, (gk_span){s->node->brackets.at.start, s->node->brackets.at.start + 1},
+                 "an IPv6 address is written [ADDRESS] or [ADDRESS]:PORT, with no space",
+                 "unexpected '[' in a net rule");
+        return;
+    }
+    if (s->nitems == 0) {
+        if (!sv_recovered(s))
+            err_span(ps, sv_after_head(s), "write HOST[:PORT]: github.com, *.npmjs.org:443",
+                     "expected a destination after '%s'", k);
+        return;
+    }
+    gk_net_rule r = {.verdict = v, .loc = sv_loc(ps, s)};
+    r.dests = gk_calloc(s->nitems, sizeof(gk_word));
+    for (size_t i = 0; i < s->nitems; i++)
+        if (!s->items[i].broken)
+            r.dests[r.ndests++] = take_word(&s->items[i]);
+    if (r.ndests == 0) {
+        free(r.dests);
+        return;
+    }
+    GK_VEC_PUSH(ps->ast->net_rules, ps->ast->nnet_rules, ps->net_cap, r);
+}
+
 static void shell_rule(gk_pstate *ps, const sview *s, void *arg)
 {
     block_ctx *b = arg;
@@ -586,6 +635,12 @@ static void block_stmt(gk_pstate *ps, const sview *s, ctx_kind kind)
         ast->has_fs = true;
         fn = fs_rule, kw = fs_keywords, nkw = NKW(fs_keywords);
         break;
+    case CTX_NET:
+        if (!ast->has_net_list)
+            ast->net_list_loc = head;
+        ast->has_net_list = true;
+        fn = net_rule, kw = exec_keywords, nkw = NKW(exec_keywords);
+        break;
     case CTX_SHELL:
         if (!ast->has_shell)
             ast->shell_loc = head;
@@ -660,6 +715,8 @@ static void process_stmt(gk_pstate *ps, const sview *s, void *arg)
         block_stmt(ps, s, CTX_SHELL);
     } else if (strcmp(k, "editor") == 0) {
         block_stmt(ps, s, CTX_EDITOR);
+    } else if (strcmp(k, "net") == 0 && sv_block(s)) {
+        block_stmt(ps, s, CTX_NET);
     } else if (strcmp(k, "net") == 0) {
         gk_verdict v = read_verdict(ps, s, k);
         set_scalar(ps, &ast->net, v, sv_loc(ps, s), "net");

@@ -18,7 +18,11 @@
  *           readonly cwd:/.grant; appearance
  *           deny ~/.ssh;
  *       }
- *       net deny;
+ *       net deny;                 or a destination list: one allow and one
+ *       net {                     deny line, canonical patterns (lower case,
+ *           allow github.com;     no trailing dot) deduplicated in order of
+ *           deny *.gist.github.com;  first appearance
+ *       }
  *       shell { chdir allow; }
  *       editor { read allow; write deny; tui deny; }
  *       audit;
@@ -42,6 +46,7 @@
  * block; comments before `grant` stay at the top, after the final '}' at the
  * bottom.
  */
+#include "syntax/netdest.h"
 #include "syntax/syntax.h"
 
 #include <errno.h>
@@ -706,8 +711,8 @@ static void assign_stmt_slots(coutline *L, const canon *c, slots *sl)
                 s->end_slot = SLOT_FS_END;
                 s->close_slot = SLOT_FS_CLOSE;
                 break;
-            case K_NET:
-                s->slot = SLOT_NET;
+            case K_NET: /* `net deny;`, or a list whose comments go before it */
+                s->slot = s->end_slot = s->close_slot = SLOT_NET;
                 break;
             case K_SHELL:
                 s->slot = s->end_slot = s->close_slot = SLOT_SHELL;
@@ -1055,7 +1060,84 @@ static void put_fs(gprint *g)
     end_line(b, pp, SLOT_FS_CLOSE);
 }
 
-/* net, shell, editor and audit: one line each. */
+/* The destination list in canonical form: patterns as gk_dest_format
+ * writes them, deduplicated in order of first appearance, per verdict.
+ * (Validation has read every pattern; one that does not parse is kept as
+ * written.) */
+typedef struct net_lists {
+    gk_strvec v[2]; /* allow, deny */
+} net_lists;
+
+static void net_lists_build(net_lists *n, const gk_file_ast *a)
+{
+    memset(n, 0, sizeof(*n));
+    for (size_t i = 0; i < a->nnet_rules; i++) {
+        const gk_net_rule *r = &a->net_rules[i];
+        gk_strvec *dst = &n->v[r->verdict == GK_DENY];
+        for (size_t k = 0; k < r->ndests; k++) {
+            gk_dest d;
+            char *t = gk_dest_parse_pattern(r->dests[k].text, &d, NULL) == 0
+                          ? gk_dest_format(&d)
+                          : gk_strdup(r->dests[k].text);
+            if (gk_strvec_contains(dst, t))
+                free(t);
+            else
+                gk_strvec_push_take(dst, t);
+        }
+    }
+}
+
+static void net_lists_free(net_lists *n)
+{
+    gk_strvec_free(&n->v[0]);
+    gk_strvec_free(&n->v[1]);
+}
+
+static void put_net_list(gprint *g)
+{
+    gk_buf *b = &g->b;
+    net_lists n;
+    net_lists_build(&n, g->a);
+    put_leading(b, g->pp, SLOT_NET, 1);
+    indent(b, 1);
+    if (!n.v[0].n && !n.v[1].n) {
+        gk_buf_puts(b, "net { }");
+    } else {
+        gk_buf_puts(b, "net {\n");
+        static const char *const words[2] = {"allow", "deny"};
+        for (int k = 0; k < 2; k++) {
+            const gk_strvec *v = &n.v[k];
+            if (!v->n)
+                continue;
+            indent(b, 2);
+            gk_buf_puts(b, words[k]);
+            size_t width = 8 + strlen(words[k]);
+            for (size_t p = 0; p < v->n; p++) {
+                size_t w = 1 + printed_len(v->v[p], W_PATH);
+                if (p > 0 && width + w + 1 > FMT_WIDTH) {
+                    gk_buf_puts(b, ";\n");
+                    indent(b, 2);
+                    gk_buf_puts(b, words[k]);
+                    width = 8 + strlen(words[k]);
+                }
+                width += w;
+                gk_buf_putc(b, ' ');
+                /* "[::1]:443" is a word inside a net block. */
+                if (v->v[p][0] == '[' && !is_keyword(v->v[p]) && !strpbrk(v->v[p], " \t\"{};,#"))
+                    gk_buf_puts(b, v->v[p]);
+                else
+                    put_grant_word(b, v->v[p], W_PATH);
+            }
+            gk_buf_puts(b, ";\n");
+        }
+        indent(b, 1);
+        gk_buf_putc(b, '}');
+    }
+    end_line(b, g->pp, SLOT_NET);
+    net_lists_free(&n);
+}
+
+/* net, shell, editor and audit: one line each (a net list is a block). */
 static void put_settings(gprint *g)
 {
     gk_buf *b = &g->b;
@@ -1067,6 +1149,8 @@ static void put_settings(gprint *g)
         gk_buf_printf(b, "net %s;", verdict_word(a->net.value));
         end_line(b, pp, SLOT_NET);
     }
+    if (a->has_net_list)
+        put_net_list(g);
     if (a->has_shell || a->shell_chdir.value != GK_UNSET) {
         put_leading(b, pp, SLOT_SHELL, 1);
         indent(b, 1);
@@ -1257,6 +1341,20 @@ char *gk_fmt_yaml(const gk_file_ast *a, size_t *len)
     }
     if (a->net.value != GK_UNSET)
         gk_buf_printf(&b, "net: %s\n", verdict_word(a->net.value));
+    if (a->has_net_list) {
+        net_lists n;
+        net_lists_build(&n, a);
+        gk_buf_puts(&b, n.v[0].n || n.v[1].n ? "net:\n" : "net: {}\n");
+        static const char *const words[2] = {"allow", "deny"};
+        for (int k = 0; k < 2; k++) {
+            if (!n.v[k].n)
+                continue;
+            gk_buf_printf(&b, "  %s: ", words[k]);
+            put_yaml_list(&b, (const char *const *)n.v[k].v, n.v[k].n);
+            gk_buf_putc(&b, '\n');
+        }
+        net_lists_free(&n);
+    }
     if (a->has_shell || a->shell_chdir.value != GK_UNSET) {
         gk_buf_puts(&b, "shell: {");
         if (a->shell_chdir.value != GK_UNSET)

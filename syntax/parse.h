@@ -72,7 +72,7 @@ typedef struct gk_pstate {
     gk_file_ast *ast;
     grant_diags *diags;
     gk_pnodes root;
-    size_t comments_cap, tokens_cap, exec_cap, fs_cap; /* of the AST's arrays */
+    size_t comments_cap, tokens_cap, exec_cap, fs_cap, net_cap; /* of the AST's arrays */
 
     /* lexer bookkeeping */
     uint32_t offset;        /* of the next byte to scan */
@@ -91,6 +91,8 @@ typedef struct gk_pstate {
     uint32_t *syntax_errs;  /* offsets of the syntax errors bison reported */
     size_t nsyntax_errs, capsyntax_errs;
     bool eof_reported;
+    unsigned net_depth;     /* brace depth inside a `net {` block, 0 outside:
+                             * there "[::1]:443" is one word, not a '[' */
 } gk_pstate;
 /* Parse-tree helpers (build.c), used by the grammar's actions and
  * %destructors. A push moves the item's text into the list. */

@@ -52,6 +52,15 @@ typedef struct gk_fs_rule {
     gk_loc loc;
 } gk_fs_rule;
 
+/* One rule of a `net { }` block: `allow DEST...;` or `deny DEST...;`, each
+ * destination a HOST[:PORT] pattern as written (netdest.h reads it). */
+typedef struct gk_net_rule {
+    gk_verdict verdict;
+    gk_word *dests;
+    size_t ndests;
+    gk_loc loc;
+} gk_net_rule;
+
 /* A scalar setting with the position where it was set. */
 typedef struct gk_setting {
     gk_verdict value; /* GK_UNSET when not written */
@@ -105,7 +114,11 @@ typedef struct gk_file_ast {
     gk_fs_rule *fs;
     size_t nfs;
 
-    gk_setting net;
+    gk_setting net;        /* net allow; / net deny; */
+    bool has_net_list;     /* a `net { }` block (YAML: net: {allow:, deny:}) */
+    gk_loc net_list_loc;   /* its first `net` keyword */
+    gk_net_rule *net_rules;
+    size_t nnet_rules;
 
     bool has_shell;
     gk_loc shell_loc;

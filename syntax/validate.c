@@ -10,6 +10,9 @@
  *   an error (a relative path would never match anything). A drive path
  *   (C:/x, C:\x) is left to freezing, which knows the target: a file on
  *   windows (lattice/layer.c), an error or a name elsewhere.
+ * - every net destination is a HOST[:PORT] pattern (netdest.h), the same
+ *   pattern is not both allowed and denied, and `net allow;`/`net deny;`
+ *   and a `net { }` list are not both written;
  * Scalars set twice differently are the front ends' to report: the AST
  * keeps one value per scalar.
  */
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "syntax/netdest.h"
 #include "syntax/syntax.h"
 
 #define SUBSET_HINT                                                                     \
@@ -267,6 +271,83 @@ static void check_contradictions(const gk_file_ast *ast, grant_diags *d)
     free(slot);
 }
 
+/* ---- net destinations ------------------------------------------------------ */
+
+typedef struct net_seen {
+    char *canon;
+    const gk_word *w;
+    gk_verdict verdict;
+    size_t order;
+} net_seen;
+
+static int net_seen_cmp(const void *a, const void *b)
+{
+    const net_seen *x = a, *y = b;
+    int c = strcmp(x->canon, y->canon);
+    if (c)
+        return c;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void check_net(const gk_file_ast *ast, grant_diags *d)
+{
+    if (ast->has_net_list && ast->net.value != GK_UNSET) {
+        const char *word = ast->net.value == GK_ALLOW ? "allow" : "deny";
+        bool list_first = ast->net_list_loc.start < ast->net.loc.start;
+        gk_autofree char *hint = gk_printf("keep one: 'net %s;' or the destination list", word);
+        gk_diag *dg = gk_diag_add(d, GK_ERROR, list_first ? ast->net.loc : ast->net_list_loc,
+                                  hint, "'net' is set twice: 'net %s;' and a destination list",
+                                  word);
+        gk_diag_relate(dg, list_first ? ast->net_list_loc : ast->net.loc, "first written here");
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < ast->nnet_rules; i++)
+        n += ast->net_rules[i].ndests;
+    net_seen *seen = n ? gk_calloc(n, sizeof(*seen)) : NULL;
+    size_t ns = 0;
+    for (size_t i = 0; i < ast->nnet_rules; i++) {
+        const gk_net_rule *r = &ast->net_rules[i];
+        for (size_t j = 0; j < r->ndests; j++) {
+            const gk_word *w = &r->dests[j];
+            gk_dest dest;
+            gk_dest_error err;
+            if (!w->text)
+                continue;
+            if (gk_dest_parse_pattern(w->text, &dest, &err) < 0) {
+                gk_diag_add(d, GK_ERROR, word_range(w, err.at, err.at + err.len), err.hint,
+                            "%s: '%s'", err.msg, w->text);
+                continue;
+            }
+            seen[ns] = (net_seen){gk_dest_format(&dest), w, r->verdict, ns};
+            ns++;
+        }
+    }
+    if (ns > 1)
+        qsort(seen, ns, sizeof(*seen), net_seen_cmp);
+    for (size_t i = 0; i < ns;) {
+        size_t j = i;
+        const net_seen *allow = NULL, *deny = NULL;
+        for (; j < ns && strcmp(seen[j].canon, seen[i].canon) == 0; j++) {
+            if (seen[j].verdict == GK_DENY && !deny)
+                deny = &seen[j];
+            if (seen[j].verdict == GK_ALLOW && !allow)
+                allow = &seen[j];
+        }
+        if (allow && deny) {
+            const net_seen *first = allow->order < deny->order ? allow : deny;
+            const net_seen *second = first == allow ? deny : allow;
+            gk_diag *dg = gk_diag_add(d, GK_ERROR, second->w->loc, NULL,
+                                      "destination '%s' is both allowed and denied",
+                                      second->w->text);
+            gk_diag_relate(dg, first->w->loc, "first written here");
+        }
+        i = j;
+    }
+    for (size_t i = 0; i < ns; i++)
+        free(seen[i].canon);
+    free(seen);
+}
+
 /* ---- entry point --------------------------------------------------------- */
 
 /* Stable merge sort of d->v[from..n) by position: per-rule errors and
@@ -301,6 +382,7 @@ size_t gk_ast_validate(const gk_file_ast *ast, grant_diags *diags)
     for (size_t i = 0; i < ast->nexec; i++)
         check_rule(&ast->exec[i], diags);
     check_contradictions(ast, diags);
+    check_net(ast, diags);
     sort_range(diags, first);
     return diags->errors - errors;
 }

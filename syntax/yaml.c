@@ -43,7 +43,7 @@ typedef struct yl_ctx {
     uint32_t *cp2byte;       /* code point index -> byte offset; NULL for ASCII */
     size_t ncp;
     gk_file_ast *ast;
-    size_t exec_cap, fs_cap, inc_cap, ext_cap;
+    size_t exec_cap, fs_cap, inc_cap, ext_cap, net_cap;
     bool stop;               /* a fatal error: stop reading events */
     bool syntax_error;       /* libyaml failed: the tree is partial */
 } yl_ctx;
@@ -399,6 +399,7 @@ static gk_verdict verdict_of(const yl_node *n, bool booleans)
 static const char *const top_keys[] = {"grant",  "include", "extend", "exec",   "exec-match",
                                        "fs",     "net",     "shell",  "editor", "audit"};
 static const char *const fs_keys[] = {"read", "write", "readonly", "deny"};
+static const char *const net_keys[] = {"allow", "deny"};
 static const char *const shell_keys[] = {"chdir"};
 static const char *const editor_keys[] = {"read", "write", "tui"};
 
@@ -722,6 +723,65 @@ static void load_setting(yl_ctx *c, const yl_node *k, const yl_node *v, const ch
     out->loc = pair_loc(c, k, v);
 }
 
+/* net: allow | deny | true | false, or {allow: [DEST...], deny: [DEST...]}
+ * (network.md §1); the destinations are read by validation. */
+static void load_net(yl_ctx *c, const yl_node *sk, const yl_node *v)
+{
+    gk_file_ast *a = c->ast;
+    if (!v || v->type != YL_MAP) {
+        load_setting(c, sk, v, "net", &a->net);
+        return;
+    }
+    a->has_net_list = true;
+    a->net_list_loc = node_loc(c, sk);
+    if (!check_keys(c, v, "net"))
+        return;
+    for (size_t i = 0; i + 1 < v->n; i += 2) {
+        const yl_node *k = v->kids[i], *val = v->kids[i + 1];
+        if (k->bad || val->bad)
+            continue;
+        size_t kind;
+        for (kind = 0; kind < 2; kind++)
+            if (gk_str_eq(k->value, net_keys[kind]))
+                break;
+        if (kind == 2) {
+            report_unknown_key(c, k, "net", net_keys, 2);
+            continue;
+        }
+        if (is_repeat(v, i))
+            continue;
+        if (val->type != YL_SEQ) {
+            gk_diag_add(c->diags, GK_ERROR, value_loc(c, k, val),
+                        "write net: {allow: [github.com, \"*.npmjs.org:443\"]}",
+                        "'net.%s' must be a list of destinations", k->value);
+            continue;
+        }
+        gk_net_rule r = {0};
+        r.verdict = kind == 0 ? GK_ALLOW : GK_DENY;
+        r.loc = pair_loc(c, k, val);
+        size_t cap = 0;
+        for (size_t j = 0; j < val->n; j++) {
+            const yl_node *it = val->kids[j];
+            if (it->bad)
+                continue;
+            if (!is_scalar(it)) {
+                if (!report_colon_mapping(c, it, "destinations"))
+                    gk_diag_add(c->diags, GK_ERROR, node_loc(c, it), NULL,
+                                "'net.%s' must be a list of destinations", k->value);
+                continue;
+            }
+            gk_word w = {0};
+            if (take_string(c, it, &w))
+                GK_VEC_PUSH(r.dests, r.ndests, cap, w);
+        }
+        if (r.ndests == 0) {
+            free(r.dests);
+            continue;
+        }
+        GK_VEC_PUSH(a->net_rules, a->nnet_rules, c->net_cap, r);
+    }
+}
+
 static void load_gates(yl_ctx *c, const yl_node *sk, const yl_node *v, const char *section,
                        const char *const *keys, size_t nkeys, gk_setting *const *slots)
 {
@@ -802,7 +862,7 @@ static void load_top(yl_ctx *c, const yl_node *root)
             load_fs(c, k, v);
             break;
         case 6:
-            load_setting(c, k, v, "net", &a->net);
+            load_net(c, k, v);
             break;
         case 7: {
             gk_setting *slots[] = {&a->shell_chdir};

@@ -37,7 +37,8 @@
  *    would), `read! P`, `write! P` (grant_check_fs_resolved: P taken as
  *    canonical, so a surface spelling can be asked), `exec ARGV...`
  *    (grant_check_exec), `execq SPELLING WALKED CANONICAL ARGV1` (`-` is
- *    NULL; grant_check_exec_query), `gate NAME`.
+ *    NULL; grant_check_exec_query), `gate NAME`, `connect HOST PORT`
+ *    (grant_check_connect; grant_decide_connect must agree).
  *    ANSWER: allowed, denied, not-found, or einval (the call must return
  *    -EINVAL; ORIGIN and RULE are then left out).
  *    ORIGIN: the verdict's origin, with a leading "@/" of the actual value
@@ -567,6 +568,14 @@ static void run_row(table_run *t, const char *row)
         rc = grant_check_exec_query(t->policy, &eq, &v);
     } else if (strcmp(kind, "gate") == 0) {
         rc = grant_check_gate(t->policy, q.v[1], &v);
+    } else if (strcmp(kind, "connect") == 0) {
+        if (q.n != 3)
+            TABLE_ERROR(t, "connect takes HOST PORT");
+        unsigned port = (unsigned)strtoul(q.v[2], NULL, 10);
+        rc = grant_check_connect(t->policy, q.v[1], port, &v);
+        int d = grant_decide_connect(t->policy, q.v[1], port);
+        if (rc < 0 ? d != rc : d != (grant_verdict_answer(v) == GRANT_ALLOWED))
+            fail_row(t, row, "grant_decide_connect says %d, the verdict %d", d, rc);
     } else {
         TABLE_ERROR(t, "unknown query '%s'", kind);
     }

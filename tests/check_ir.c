@@ -742,7 +742,7 @@ START_TEST(test_reject_inline)
         {"\"kind\":\"policy\"", "\"kind\":\"layer\"", "error: unsupported kind 'layer'"},
         {"\"audit\":false", "\"audit\":false,\"audti\":1", "error: unknown key 'audti' in 'layers[1]'"},
         {"\"audit\":false", "\"audit\":false,\"audit\":true", "error: duplicate key 'audit'"},
-        {"\"net\":false,\"origin\"", "\"net\":\"no\",\"origin\"", "error: expected a boolean or null for 'layers[0].net', found a string"},
+        {"\"net\":false,\"origin\"", "\"net\":\"no\",\"origin\"", "error: expected a boolean, null or an object for 'layers[0].net', found a string"},
         {"\"path\":\"/home/u/.ssh\"", "\"path\":\"home/u/.ssh\"", "error: 'home/u/.ssh' in 'layers[0].fs.deny[0].path' is not a frozen path"},
         {"\"make\":\"allow\"", "\"make\":\"deny\"", "error: expected \"allow\" or an array of subcommands for 'layers[0].exec.allow.names.make', found 'deny'"},
         {"\"target\":\"linux\"", "\"target\":\"linus\"", "error: unknown target 'linus'"},

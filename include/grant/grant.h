@@ -198,6 +198,53 @@ GRANT_API int grant_check_exec_query(const grant_policy *p, const grant_exec_que
 /* gate: shell.chdir, editor.read, editor.write, editor.tui, net. */
 GRANT_API int grant_check_gate(const grant_policy *p, const char *gate, grant_verdict **out);
 
+/* ---- network destinations (network.md) -------------------------------- */
+
+/* What the policy's stack says about the network as a whole:
+ * GRANT_NET_DENY: no destination (some layer has `net deny;`, or the
+ * lists leave nothing); GRANT_NET_ALLOW: every destination (no layer
+ * restricts); GRANT_NET_LIST: some layer has `net { allow ...; deny ...; }`,
+ * so each connection must be checked with grant_check_connect. (A stack
+ * whose lists intersect to nothing is GRANT_NET_LIST here; every check
+ * then refuses.) */
+typedef enum grant_net_mode {
+    GRANT_NET_DENY = 0,
+    GRANT_NET_ALLOW = 1,
+    GRANT_NET_LIST = 2,
+} grant_net_mode;
+GRANT_API grant_net_mode grant_policy_net_mode(const grant_policy *p);
+
+/* Check one connection as a client asked for it, before anything is
+ * resolved. Contract (the proxy calls it once per connection and per
+ * plain-HTTP request, from any thread):
+ * - host is a DNS name (any case, one trailing dot allowed), an IPv4
+ *   address in dotted-quad form, or an IPv6 address with or without
+ *   brackets; an IPv4-mapped IPv6 address is checked as the IPv4 address
+ *   it maps. port is 1-65535.
+ * - Returns 0 and a verdict, or -EINVAL (no verdict) when host or port is
+ *   none of the above (a name with characters no DNS name has, "127.1",
+ *   "2130706433", port 0): the caller refuses such a connection.
+ * - The answer is GRANT_ALLOWED or GRANT_DENIED. The destination is
+ *   allowed when, in every layer with a net opinion, some allow pattern
+ *   matches it and no deny pattern does (`net allow;` matches all,
+ *   `net deny;` nothing; a layer without net has no opinion).
+ * - grant_verdict_origin is "file:line" of the deciding rule: the deny
+ *   pattern that matched, or for an allowed destination the allow pattern
+ *   (of the last layer that allowed it); when no allow pattern matched,
+ *   the layer's `net` keyword. "no-opinion" when no layer has one.
+ *   grant_verdict_rule is "allow *.github.com", "deny *.gist.github.com",
+ *   "no allow rule matches", "net allow" or "net deny";
+ *   grant_verdict_identity the destination in canonical form
+ *   ("github.com:443", "[::1]:8080"); grant_verdict_layer the layer.
+ * - Name patterns match names only and address patterns addresses only:
+ *   the verdict is about the destination as asked. Refusing a name whose
+ *   answer is a private address (network.md §1) is the resolver's part.
+ * No system call, no allocation beyond the verdict's strings. */
+GRANT_API int grant_check_connect(const grant_policy *p, const char *host, unsigned port,
+                                  grant_verdict **out);
+/* The same without reasons: 1 allowed, 0 denied, -EINVAL as above. */
+GRANT_API int grant_decide_connect(const grant_policy *p, const char *host, unsigned port);
+
 /* A verdict refers to its policy's rule origins and layer names: free it
  * (grant_verdict_free) before the policy. */
 GRANT_API void grant_verdict_free(grant_verdict *v);
