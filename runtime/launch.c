@@ -565,6 +565,26 @@ static void envelope_init(envelope *e)
     e->status_pipe[0] = e->status_pipe[1] = e->info_pipe[0] = e->info_pipe[1] = -1;
 }
 
+/* The policy's own decision for a destination (grant_check_connect), as
+ * the proxy asks it: the rule with its origin ("allow github.com; rule
+ * f.grant:3"). */
+static int gate_decide(void *ctx, const char *host, unsigned port, gk_net_decision *out)
+{
+    const grant_policy *p = ctx;
+    grant_verdict *v = NULL;
+    int rc = grant_check_connect(p, host, port, &v);
+    if (rc < 0) {
+        out->allowed = false;
+        out->rule = gk_strdup("not a destination a rule can name");
+        return 0;
+    }
+    const char *rule = grant_verdict_rule(v), *origin = grant_verdict_origin(v);
+    out->allowed = grant_verdict_answer(v) == GRANT_ALLOWED;
+    out->rule = gk_printf("%s; rule %s", rule ? rule : "", origin ? origin : "");
+    grant_verdict_free(v);
+    return 0;
+}
+
 /* The command's environment with the proxy variables (network.md §2):
  * HTTP(S)_PROXY and ALL_PROXY in both cases, NO_PROXY empty; the same
  * names from the caller are replaced. NULL-terminated. */
@@ -895,12 +915,19 @@ static void envelope_free(envelope *e)
     gk_projection_free(e->pr);
 }
 
-int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
+int gk_launch(const grant_policy *p, const gk_launch_opts *given, grant_diags *notes,
               gk_buf *described, gk_launch_result *out)
 {
     memset(out, 0, sizeof(*out));
-    if (!p || !o || !o->argv || o->argc == 0 || !o->bwrap || !o->helper)
+    if (!p || !given || !given->argv || given->argc == 0 || !given->bwrap || !given->helper)
         return -EINVAL;
+    /* A policy with destination lists: the gate decides each connection. */
+    gk_launch_opts eff = *given;
+    if (!eff.net_decide && grant_policy_net_mode(p) == GRANT_NET_LIST) {
+        eff.net_decide = gate_decide;
+        eff.net_ctx = (void *)p;
+    }
+    const gk_launch_opts *o = &eff;
     if (gk_target_is_offline(gk_policy_context(p)))
         return -EINVAL; /* paths frozen for another machine */
     int rc = gate_first(p, o, out);

@@ -404,7 +404,6 @@ static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
     }
     char first[64] = "", chosen[64] = "";
     const char *first_why = NULL;
-    gk_autofree char *rule = NULL;
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
     for (struct evutil_addrinfo *ai = res; ai && !*chosen; ai = ai->ai_next) {
@@ -417,18 +416,14 @@ static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
             continue;
         const char *why = NULL;
         if (gk_net_address_refused(text, &why)) {
-            /* Only a rule naming this address itself reaches the range. */
-            gk_net_decision d = {0};
-            if (px->decide(px->ctx, text, c->port, &d) == 0 && d.allowed && d.literal) {
-                rule = gk_steal(&d.rule);
-            } else {
-                if (!*first) {
-                    copy_bounded(first, sizeof(first), text);
-                    first_why = why;
-                }
-                free(d.rule);
-                continue;
+            /* A name never reaches these ranges, whatever rule allowed it:
+             * only a destination asked as that address (a literal-address
+             * rule) does. */
+            if (!*first) {
+                copy_bounded(first, sizeof(first), text);
+                first_why = why;
             }
+            continue;
         }
         copy_bounded(chosen, sizeof(chosen), text);
         sockaddr_of(text, c->port, &ss, &sslen);
@@ -444,7 +439,7 @@ static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
         refuse(c, why);
         return;
     }
-    record(px->log, c->host, c->port, chosen, true, rule ? rule : c->rule);
+    record(px->log, c->host, c->port, chosen, true, c->rule);
     connect_to(c, (struct sockaddr *)&ss, sslen);
 }
 

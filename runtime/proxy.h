@@ -5,8 +5,9 @@
  * decision function (the gate's connect answer); a name resolved once
  * and the connection pinned to an address of that answer, with the
  * refused ranges (loopback, private, link-local, CGNAT, multicast,
- * unspecified, documentation, IPv4-mapped IPv6, 169.254.169.254) open
- * only to a literal-address rule; bounded (16 KiB header: 431, 256
+ * unspecified, documentation, IPv4-mapped IPv6, 169.254.169.254) never
+ * reached through a name, only by a destination asked as the address
+ * (which only a literal-address rule allows); bounded (16 KiB header: 431, 256
  * concurrent connections: 503 or SOCKS reply 0x01, 300 s idle, 5 s DNS);
  * every decision recorded (at most GK_NET_RECORDS, then counted).
  *
@@ -33,8 +34,7 @@
 
 typedef struct gk_net_decision {
     bool allowed;
-    bool literal; /* the deciding allow rule names an address literally */
-    char *rule;   /* the deciding rule as a person reads it, or why none */
+    char *rule; /* the deciding rule as a person reads it, or why none */
 } gk_net_decision;
 
 /* Decide a destination as asked (a name, or an address without brackets)

@@ -41,12 +41,11 @@
 static const struct {
     const char *host;
     unsigned port; /* 0: any */
-    bool literal;
 } table[] = {
-    {"allowed.test", 0, false},
-    {"other.test", 8080, false},
-    {"private.test", 0, false},
-    {"slow.test", 0, false},
+    {"allowed.test", 0},
+    {"other.test", 8080},
+    {"private.test", 0},
+    {"slow.test", 0},
 };
 
 static int table_decide(void *ctx, const char *host, unsigned port, gk_net_decision *out)
@@ -59,7 +58,6 @@ static int table_decide(void *ctx, const char *host, unsigned port, gk_net_decis
         if (strlen(table[i].host) == n && strncasecmp(host, table[i].host, n) == 0 &&
             (!table[i].port || table[i].port == port)) {
             out->allowed = true;
-            out->literal = table[i].literal;
             out->rule = table[i].port ? gk_printf("allow %s:%u (table:%zu)", table[i].host,
                                                   table[i].port, i + 1)
                                       : gk_printf("allow %s (table:%zu)", table[i].host, i + 1);
@@ -295,7 +293,7 @@ static void world_as(bool as_user)
     ck_assert_int_eq(sh("ip link set lo up && ip addr add " PUBLIC "/32 dev lo"), 0);
     gk_autofree char *hosts = gk_printf("%s/hosts", workdir);
     write_file(hosts, "127.0.0.1 localhost private.test\n" PUBLIC
-                      " allowed.test denied.test other.test\n");
+                      " allowed.test denied.test other.test x.apps.test bad.apps.test\n");
     ck_assert_int_eq(mount(hosts, "/etc/hosts", NULL, MS_BIND, NULL), 0);
     gk_autofree char *resolv = gk_printf("%s/resolv.conf", workdir);
     write_file(resolv, "nameserver " PUBLIC "\n");
@@ -335,6 +333,52 @@ static void run_free(run *r)
     free(r->net);
 }
 
+/* In a run's child: back to the ordinary user when nested (no capability
+ * in the envelope's parent namespace, as for a real run). */
+static void become_runner(void)
+{
+    if (!nested)
+        return;
+    if (unshare(CLONE_NEWUSER) < 0)
+        _exit(97);
+    map_ids((unsigned)outer_uid, 0, (unsigned)outer_gid, 0);
+    if (setgid(outer_gid) < 0 || setuid(outer_uid) < 0)
+        _exit(97);
+    prctl(PR_SET_DUMPABLE, 1);
+}
+
+/* The grantrun binary with args; stdout and stderr captured. */
+static run grantrun(const char *const *args)
+{
+    gk_autofree char *outp = gk_printf("%s/out", workdir), *errp = gk_printf("%s/err", workdir);
+    gk_autofree char *bin = gk_printf("%s/grantrun", gk_test_builddir());
+    gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        become_runner();
+        setenv("GRANTKIT_HELPER", helper, 1);
+        setenv("PATH", "/usr/bin:/bin", 1);
+        setenv("HOME", workdir, 1);
+        const char *argv[32] = {bin};
+        size_t n = 1;
+        for (; args[n - 1] && n < 31; n++)
+            argv[n] = args[n - 1];
+        argv[n] = NULL;
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    run r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), gk_test_read(outp, NULL),
+             gk_test_read(errp, NULL), NULL};
+    return r;
+}
+
 /* sh -c SCRIPT in the envelope, with a policy granting the work
  * directory and the network decided by the table. */
 static run envelope(const char *script)
@@ -348,16 +392,7 @@ static run envelope(const char *script)
         int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(o, 1);
         dup2(e, 2);
-        if (nested) {
-            /* Back to the ordinary user: no capability in the envelope's
-             * parent namespace, as for a real run. */
-            if (unshare(CLONE_NEWUSER) < 0)
-                _exit(97);
-            map_ids((unsigned)outer_uid, 0, (unsigned)outer_gid, 0);
-            if (setgid(outer_gid) < 0 || setuid(outer_uid) < 0)
-                _exit(97);
-            prctl(PR_SET_DUMPABLE, 1);
-        }
+        become_runner();
         grant_context *ctx = NULL;
         grant_diags *d = grant_diags_new();
         grant_policy *p = NULL;
@@ -632,6 +667,71 @@ START_TEST(git_clone_over_http)
 }
 END_TEST
 
+/* The policy's own net block through grantrun: the gate decides, the
+ * refusals are the last lines of stderr, --report carries the record;
+ * a literal-address pattern reaches loopback, a name pointing there does
+ * not. */
+static void grantrun_policy(bool as_user)
+{
+    world_as(as_user);
+    gk_autofree char *pol = gk_printf("%s/t.grant", workdir);
+    gk_autofree char *text = gk_printf("grant t {\n"
+                                       "    fs { write %s; }\n"
+                                       "    net {\n"
+                                       "        allow allowed.test *.apps.test other.test:8080\n"
+                                       "              127.0.0.1:80 private.test;\n"
+                                       "        deny bad.apps.test;\n"
+                                       "    }\n"
+                                       "}\n",
+                                       workdir);
+    write_file(pol, text);
+    gk_autofree char *report = gk_printf("%s/report.json", workdir);
+    const char *script = "curl -sS -m 30 http://allowed.test/; curl -sS -m 30 http://x.apps.test/; "
+                         CURL "http://bad.apps.test/; " CURL
+                         "http://elsewhere.example/; curl -sS -m 30 http://127.0.0.1/; " CURL
+                         "http://private.test/; true";
+    const char *args[] = {"-p", pol, "--report", report, "--", "sh", "-c", script, NULL};
+    run r = grantrun(args);
+    ck_assert_msg(r.status == 0, "status %d: %s\n%s", r.status, r.out, r.err);
+    expect_in("control", r.out, "hello from allowed.test at " PUBLIC ":80");
+    expect_in("literal", r.out, "hello from 127.0.0.1 at 127.0.0.1:80");
+    expect_in("wildcard", r.out, "hello from x.apps.test at " PUBLIC ":80");
+    gk_autofree char *deny = gk_printf("grantrun: net: refused bad.apps.test:80 (deny bad.apps.test; "
+                                       "rule %s:6)\n",
+                                       pol);
+    gk_autofree char *none = gk_printf("grantrun: net: refused elsewhere.example:80 (no allow rule "
+                                       "matches; rule %s:3)\n",
+                                       pol);
+    expect_in("stderr", r.err, deny);
+    expect_in("stderr", r.err, none);
+    expect_in("stderr", r.err, "grantrun: net: refused private.test:80 (private.test resolved to "
+                               "127.0.0.1, a loopback address, which only a literal-address "
+                               "pattern may reach)\n");
+    gk_autofree char *rep = gk_test_read(report, NULL);
+    ck_assert_ptr_nonnull(rep);
+    gk_autofree char *allowed = gk_printf("\"host\": \"allowed.test\",\n        \"port\": 80,\n"
+                                          "        \"address\": \"" PUBLIC "\",\n        "
+                                          "\"verdict\": \"allowed\",\n        \"rule\": "
+                                          "\"allow allowed.test; rule %s:4\"",
+                                          pol);
+    expect_in("report", rep, allowed);
+    expect_in("report", rep, "\"omitted\": 0");
+    run_free(&r);
+    world_end();
+}
+
+START_TEST(grantrun_with_a_net_block)
+{
+    grantrun_policy(false);
+}
+END_TEST
+
+START_TEST(grantrun_with_a_net_block_as_the_user)
+{
+    grantrun_policy(true);
+}
+END_TEST
+
 START_TEST(address_ranges)
 {
     static const struct {
@@ -667,6 +767,8 @@ static Suite *net_suite(void)
     tcase_add_test(t, http_proxy_allowed_and_denied_as_the_user);
     tcase_add_test(t, bypass_tcp_udp_dns_fail_as_the_user);
     tcase_add_test(t, dns_bound);
+    tcase_add_test(t, grantrun_with_a_net_block);
+    tcase_add_test(t, grantrun_with_a_net_block_as_the_user);
     tcase_add_test(t, socks5h_allowed_and_denied);
     tcase_add_test(t, connect_tunnel_and_other_port);
     tcase_add_test(t, redirect_second_hop_refused);
