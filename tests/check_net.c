@@ -647,6 +647,23 @@ START_TEST(concurrency_bound)
 }
 END_TEST
 
+START_TEST(record_bound)
+{
+    world();
+    /* 1,005 refusals and a control: 1,000 kept, the rest counted. */
+    run r = envelope("curl -s -o /dev/null 'http://denied.test/[1-1005]'; "
+                     "curl -sS -m 30 http://allowed.test/");
+    expect_in("control", r.out, "hello from allowed.test");
+    expect_in("record", r.net, "\"omitted\":6}");
+    size_t n = 0;
+    for (const char *p = r.net; (p = strstr(p, "\"host\":")); p++)
+        n++;
+    ck_assert_int_eq(n, GK_NET_RECORDS);
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
 START_TEST(git_clone_over_http)
 {
     world();
@@ -777,6 +794,7 @@ static Suite *net_suite(void)
     tcase_add_test(t, header_over_the_bound);
     tcase_add_test(t, concurrency_bound);
     tcase_add_test(t, git_clone_over_http);
+    tcase_add_test(t, record_bound);
     suite_add_tcase(s, t);
     return s;
 }
