@@ -250,6 +250,9 @@ static void finish_with(conn *c, const char *data, size_t len)
         c->up = NULL;
     }
     c->state = S_FLUSH;
+    /* A client that never reads its answer does not keep its slot. */
+    struct timeval idle = {GK_NET_IDLE_S, 0};
+    bufferevent_set_timeouts(c->cl, NULL, &idle);
     bufferevent_disable(c->cl, EV_READ);
     bufferevent_enable(c->cl, EV_WRITE);
     bufferevent_write(c->cl, data, len);
@@ -782,6 +785,10 @@ static bool idle(conn *c, struct bufferevent *bev)
 static void on_cl_event(struct bufferevent *bev, short what, void *arg)
 {
     conn *c = arg;
+    if (c->state == S_FLUSH) {
+        conn_free(c); /* the answer cannot be delivered */
+        return;
+    }
     if (what & BEV_EVENT_TIMEOUT) {
         idle(c, bev);
         return;

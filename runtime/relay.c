@@ -152,8 +152,10 @@ static void __attribute__((noreturn)) relay_loop(int l4, int l6)
     size_t n = 0;
     for (;;) {
         size_t k = 0;
-        pf[k++] = (struct pollfd){l4, POLLIN, 0};
-        pf[k++] = (struct pollfd){l6, POLLIN, 0};
+        /* At the bound the listeners wait (else poll would spin on them). */
+        short accepting = n < RELAY_MAX ? POLLIN : 0;
+        pf[k++] = (struct pollfd){l4, accepting, 0};
+        pf[k++] = (struct pollfd){l6, accepting, 0};
         for (size_t i = 0; i < n; i++) {
             pair *p = pairs[i];
             short te = 0, ue = 0;
