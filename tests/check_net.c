@@ -447,13 +447,15 @@ static void allowed_and_denied(bool as_user)
 {
     world_as(as_user);
     run r = envelope("echo \"uid $(id -u)\"; echo \"$HTTP_PROXY $HTTPS_PROXY $ALL_PROXY $http_proxy $all_proxy "
-                     "[$NO_PROXY] [$no_proxy]\"; curl -sS -m 30 http://allowed.test/; " CURL
+                     "[$NO_PROXY] [$no_proxy]\"; curl -sS -m 30 http://allowed.test/; "
+                     "curl -sS -m 30 -x 'http://[::1]:3128' http://allowed.test/v6; " CURL
                      "http://denied.test/");
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
     expect_in("env", r.out,
               "http://127.0.0.1:3128 http://127.0.0.1:3128 socks5h://127.0.0.1:3128 "
               "http://127.0.0.1:3128 socks5h://127.0.0.1:3128 [] []");
     expect_in("control", r.out, "hello from allowed.test at " PUBLIC ":80");
+    expect_in("relay on [::1]", r.out, "hello from allowed.test at " PUBLIC ":80\nhello from allowed.test at");
     expect_in("denied status", r.out, "\n403\n");
     gk_autofree char *uid = gk_printf("uid %u\n", (unsigned)outer_uid);
     ck_assert_msg(gk_has_prefix(r.out, uid) && (as_user == (outer_uid != 0)), "%s", r.out);
