@@ -200,6 +200,14 @@ enum kind { K_HTTP, K_CONNECT, K_FORWARD, K_SOCKS };
 enum state { S_HEAD, S_SOCKS_GREET, S_SOCKS_REQ, S_RESOLVE, S_CONNECT, S_UP_HEAD, S_TUNNEL,
              S_FLUSH };
 
+/* An address of the one answer, in the answer's order. */
+#define MAX_CANDIDATES 8
+typedef struct candidate {
+    struct sockaddr_storage ss;
+    socklen_t len;
+    char text[64];
+} candidate;
+
 typedef struct conn {
     proxy *px;
     struct bufferevent *cl, *up;
@@ -214,6 +222,9 @@ typedef struct conn {
     struct evdns_getaddrinfo_request *dnsreq;
     struct event *dnstimer;
     time_t last;
+    candidate cand[MAX_CANDIDATES];
+    size_t ncand, icand;
+    int connect_err;
 } conn;
 
 static time_t now_s(void)
@@ -343,25 +354,43 @@ static void set_idle(struct bufferevent *bev)
     bufferevent_set_timeouts(bev, &idle, NULL);
 }
 
-static void connect_to(conn *c, const struct sockaddr *sa, socklen_t len)
+/* Connect to the next address of the answer (pinned: never resolved
+ * again); when none is left, the client hears why. */
+static void connect_next(conn *c)
 {
-    c->up = bufferevent_socket_new(c->px->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    if (!c->up) {
-        upstream_failed(c, 502, "Bad Gateway", SOCKS_FAIL, "cannot make a socket");
-        return;
-    }
-    bufferevent_setcb(c->up, on_up_read, on_up_write, on_up_event, c);
-    struct timeval idle = {GK_NET_IDLE_S, 0};
-    bufferevent_set_timeouts(c->up, NULL, &idle); /* the connect itself */
-    c->state = S_CONNECT;
-    if (bufferevent_socket_connect(c->up, sa, (int)len) < 0) {
+    while (c->icand < c->ncand) {
+        const candidate *k = &c->cand[c->icand];
+        c->up = bufferevent_socket_new(c->px->base, -1, BEV_OPT_CLOSE_ON_FREE);
+        if (!c->up) {
+            c->connect_err = ENOMEM;
+            break;
+        }
+        bufferevent_setcb(c->up, on_up_read, on_up_write, on_up_event, c);
+        struct timeval idle = {GK_NET_IDLE_S, 0};
+        bufferevent_set_timeouts(c->up, NULL, &idle); /* the connect itself */
+        c->state = S_CONNECT;
+        if (bufferevent_socket_connect(c->up, (const struct sockaddr *)&k->ss, (int)k->len) == 0)
+            return;
+        c->connect_err = errno;
         bufferevent_free(c->up);
         c->up = NULL;
-        gk_autofree char *t = gk_printf("cannot connect to %s:%u: %s", c->host, c->port,
-                                        strerror(errno));
-        upstream_failed(c, 502, "Bad Gateway", SOCKS_REFUSED, t);
+        c->icand++;
     }
+    const char *addr = c->ncand ? c->cand[c->ncand - 1].text : NULL;
+    record(c->px->log, c->host, c->port, addr, true, c->rule);
+    int err = c->connect_err;
+    gk_autofree char *t = gk_printf("cannot connect to %s:%u%s%s%s: %s", c->host, c->port,
+                                    addr ? " (" : "", addr ? addr : "", addr ? ")" : "",
+                                    strerror(err));
+    upstream_failed(c, err == ETIMEDOUT ? 504 : 502,
+                    err == ETIMEDOUT ? "Gateway Timeout" : "Bad Gateway",
+                    err == ECONNREFUSED  ? SOCKS_REFUSED
+                    : err == ENETUNREACH ? SOCKS_NET_UNREACH
+                                         : SOCKS_HOST_UNREACH,
+                    t);
 }
+
+static void add_candidate(conn *c, const char *text, unsigned port);
 
 static bool sockaddr_of(const char *addr, unsigned port, struct sockaddr_storage *ss,
                         socklen_t *len)
@@ -382,6 +411,15 @@ static bool sockaddr_of(const char *addr, unsigned port, struct sockaddr_storage
         return true;
     }
     return false;
+}
+
+static void add_candidate(conn *c, const char *text, unsigned port)
+{
+    candidate *k = &c->cand[c->ncand];
+    if (c->ncand < MAX_CANDIDATES && sockaddr_of(text, port, &k->ss, &k->len)) {
+        copy_bounded(k->text, sizeof(k->text), text);
+        c->ncand++;
+    }
 }
 
 static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
@@ -405,11 +443,9 @@ static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
         upstream_failed(c, 502, "Bad Gateway", SOCKS_HOST_UNREACH, t);
         return;
     }
-    char first[64] = "", chosen[64] = "";
+    char first[64] = "";
     const char *first_why = NULL;
-    struct sockaddr_storage ss;
-    socklen_t sslen = 0;
-    for (struct evutil_addrinfo *ai = res; ai && !*chosen; ai = ai->ai_next) {
+    for (struct evutil_addrinfo *ai = res; ai; ai = ai->ai_next) {
         char text[64];
         const void *a = ai->ai_family == AF_INET
                             ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
@@ -428,11 +464,10 @@ static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
             }
             continue;
         }
-        copy_bounded(chosen, sizeof(chosen), text);
-        sockaddr_of(text, c->port, &ss, &sslen);
+        add_candidate(c, text, c->port);
     }
     evutil_freeaddrinfo(res);
-    if (!*chosen) {
+    if (!c->ncand) {
         gk_autofree char *why =
             *first ? gk_printf("%s resolved to %s, a %s address, which only a literal-address "
                                "pattern may reach",
@@ -442,8 +477,7 @@ static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
         refuse(c, why);
         return;
     }
-    record(px->log, c->host, c->port, chosen, true, c->rule);
-    connect_to(c, (struct sockaddr *)&ss, sslen);
+    connect_next(c); /* recorded once connected, or when none could be */
 }
 
 static void on_dns_timeout(evutil_socket_t fd, short what, void *arg)
@@ -485,11 +519,9 @@ static void decide_and_go(conn *c)
         return;
     }
     c->rule = d.rule;
-    struct sockaddr_storage ss;
-    socklen_t len;
-    if (sockaddr_of(c->host, c->port, &ss, &len)) {
-        record(px->log, c->host, c->port, c->host, true, c->rule);
-        connect_to(c, (struct sockaddr *)&ss, len);
+    add_candidate(c, c->host, c->port);
+    if (c->ncand) {
+        connect_next(c); /* an address asked for: that one, no resolution */
         return;
     }
     c->state = S_RESOLVE;
@@ -845,6 +877,7 @@ static void on_up_event(struct bufferevent *bev, short what, void *arg)
 {
     conn *c = arg;
     if (what & BEV_EVENT_CONNECTED) {
+        record(c->px->log, c->host, c->port, c->cand[c->icand].text, true, c->rule);
         set_idle(bev);
         /* libevent reads 16 KiB at a time by default: a bulk transfer
          * would cost a loop turn per 16 KiB. */
@@ -872,17 +905,14 @@ static void on_up_event(struct bufferevent *bev, short what, void *arg)
         return;
     }
     if (c->state == S_CONNECT) {
-        int err = EVUTIL_SOCKET_ERROR();
-        gk_autofree char *t = gk_printf("cannot connect to %s:%u: %s", c->host, c->port,
-                                        (what & BEV_EVENT_TIMEOUT) ? "timed out" : strerror(err));
+        /* This address failed: the next of the same answer. */
+        c->connect_err = (what & BEV_EVENT_TIMEOUT) ? ETIMEDOUT : EVUTIL_SOCKET_ERROR();
+        if (!c->connect_err)
+            c->connect_err = ECONNREFUSED;
         bufferevent_free(c->up);
         c->up = NULL;
-        upstream_failed(c, (what & BEV_EVENT_TIMEOUT) ? 504 : 502,
-                        (what & BEV_EVENT_TIMEOUT) ? "Gateway Timeout" : "Bad Gateway",
-                        err == ECONNREFUSED ? SOCKS_REFUSED
-                        : err == ENETUNREACH ? SOCKS_NET_UNREACH
-                                             : SOCKS_HOST_UNREACH,
-                        t);
+        c->icand++;
+        connect_next(c);
         return;
     }
     if (what & BEV_EVENT_TIMEOUT) {

@@ -46,6 +46,7 @@ static const struct {
     {"other.test", 8080},
     {"private.test", 0},
     {"slow.test", 0},
+    {"multi.test", 0},
 };
 
 static int table_decide(void *ctx, const char *host, unsigned port, gk_net_decision *out)
@@ -292,7 +293,9 @@ static void world_as(bool as_user)
     ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
     ck_assert_int_eq(sh("ip link set lo up && ip addr add " PUBLIC "/32 dev lo"), 0);
     gk_autofree char *hosts = gk_printf("%s/hosts", workdir);
-    write_file(hosts, "127.0.0.1 localhost private.test\n" PUBLIC
+    /* multi.test: the first address has no route, the second serves. */
+    write_file(hosts, "127.0.0.1 localhost private.test\n11.0.0.2 multi.test\n" PUBLIC
+                      " multi.test\n" PUBLIC
                       " allowed.test denied.test other.test x.apps.test bad.apps.test\n");
     ck_assert_int_eq(mount(hosts, "/etc/hosts", NULL, MS_BIND, NULL), 0);
     gk_autofree char *resolv = gk_printf("%s/resolv.conf", workdir);
@@ -528,6 +531,19 @@ START_TEST(redirect_second_hop_refused)
     const char *second = strstr(r.net, "\"host\":\"denied.test\",\"port\":80,\"address\":null,"
                                        "\"verdict\":\"refused\"");
     ck_assert_msg(first && second && first < second, "records: %s", r.net);
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
+START_TEST(next_address_of_the_answer)
+{
+    world();
+    run r = envelope("curl -sS -m 30 http://multi.test/; curl -sS -m 30 -x \"$ALL_PROXY\" "
+                     "http://multi.test/s");
+    expect_in("fallback", r.out, "hello from multi.test at " PUBLIC ":80\nhello from multi.test");
+    expect_in("record", r.net, "{\"host\":\"multi.test\",\"port\":80,\"address\":\"" PUBLIC
+                               "\",\"verdict\":\"allowed\"");
     run_free(&r);
     world_end();
 }
@@ -792,6 +808,7 @@ static Suite *net_suite(void)
     tcase_add_test(t, connect_tunnel_and_other_port);
     tcase_add_test(t, redirect_second_hop_refused);
     tcase_add_test(t, private_address_needs_a_literal);
+    tcase_add_test(t, next_address_of_the_answer);
     tcase_add_test(t, bypass_tcp_udp_dns_fail);
     tcase_add_test(t, header_over_the_bound);
     tcase_add_test(t, concurrency_bound);
