@@ -1,4 +1,4 @@
-/* bench_net.c - what the network allowlist's path costs (network.md §2),
+/* bench_proxy.c - what the network allowlist's path costs (network.md §2),
  * against a direct loopback connection in the same invocation:
  *   - setup:      connect, one byte there and back, close; direct to a
  *                 loopback server, then through the relay (the helper's,
@@ -9,7 +9,7 @@
  * The proxy decides with an allow-all function (the gate's cost is
  * bench_gate's). The relay and the proxy run in processes of their own,
  * as in a run; all of them end with the benchmark.
- *   make bench-net BENCH_NET_ARGS='--seconds 3 --mib 100'
+ *   make bench-proxy BENCH_PROXY_ARGS='--seconds 3 --mib 100'
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
     timing td, tv, sd, sv;
     if (bench_measure(one_setup, &direct, seconds, &td) || bench_measure(one_setup, &via, seconds, &tv))
         return 3;
-    printf("%-28s %13s %13s %8s   (%ld MiB transfers)\n", "net", "median", "best", "ratio", mib);
+    printf("%-28s %13s %13s %8s   (%ld MiB transfers)\n", "proxy", "median", "best", "ratio", mib);
     printf("%-28s %10.1f us %10.1f us %8s  (%zu runs)\n", "setup direct loopback",
            td.median_ms * 1e3, td.min_ms * 1e3, "1.00", td.runs);
     printf("%-28s %10.1f us %10.1f us %8.2f  (%zu runs)\n", "setup via relay+proxy",
