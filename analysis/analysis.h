@@ -75,6 +75,7 @@ enum {
     GK_R_WIN_RENAME,
     GK_R_GIT_WRITABLE,
     GK_R_BUILD_SHADOW,
+    GK_R_NET_SHARED_HOST,
     GK_R_COUNT
 };
 GK_HIDDEN extern const gk_rule gk_audit_rules[GK_R_COUNT];

@@ -33,6 +33,11 @@
  * |       |                           |          | is not all readonly                            |
  * | GK015 | build-file-shadowed       | note     | a readonly Makefile whose GNUmakefile or       |
  * |       |                           |          | makefile can be written (make reads it first)  |
+ * | GK017 | net-shared-host           | warning  | a wildcard destination over a shared hosting   |
+ * |       |                           |          | domain (anyone can publish a host under it)    |
+ *
+ * (GK016 is taken by the Seatbelt work, git-config-unreadable, in flight on
+ * another branch: the net finding took the next free number after it.)
  *
  * Nothing is an error: an audit reports risks and dead rules in a policy
  * that compiles; `--fail-on warning` makes warnings fail a CI job. Dead
@@ -165,6 +170,15 @@ const gk_rule gk_audit_rules[GK_R_COUNT] = {
                         "Makefile itself is unchanged.",
                         "Mark the earlier names readonly too (an absent one costs a placeholder "
                         "during runs), or make the whole directory readonly."},
+    [GK_R_NET_SHARED_HOST] = {"GK017", "net-shared-host", GRANT_SEVERITY_WARNING,
+                           "Wildcard destination over a shared hosting domain",
+                           "A net allow pattern *.SUFFIX covers a domain where anyone can "
+                           "publish a host (*.githubusercontent.com, *.amazonaws.com, "
+                           "*.cloudfront.net, *.herokuapp.com, ...): the command can reach, and "
+                           "send data to, hosts that strangers control. A destination policy "
+                           "stops no exfiltration to an allowed host.",
+                           "Name the hosts the command needs (raw.githubusercontent.com, "
+                           "BUCKET.s3.amazonaws.com) instead of the whole domain."},
 };
 
 

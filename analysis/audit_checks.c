@@ -1038,10 +1038,16 @@ static void check_gates(audit *A)
                 continue;
             const char *word = strcmp(gates[g], "net") == 0 ? "net allow" : NULL;
             gk_autofree char *what = word ? gk_strdup(word) : gk_printf("%s allow", gates[g]);
-            add(A, GK_R_SHADOWED, f->origin, gates[g],
-                "%s in grant '%s' has no effect: grant '%s' (%s) says deny, and a deny in any "
-                "layer wins",
-                what, layer_name(f), layer_name(denier), denier->origin);
+            if (word && denier->net_list)
+                add(A, GK_R_SHADOWED, f->origin, gates[g],
+                    "%s in grant '%s' has no effect: grant '%s' (%s) lists the destinations, "
+                    "and every layer must allow one",
+                    what, layer_name(f), layer_name(denier), denier->origin);
+            else
+                add(A, GK_R_SHADOWED, f->origin, gates[g],
+                    "%s in grant '%s' has no effect: grant '%s' (%s) says deny, and a deny in "
+                    "any layer wins",
+                    what, layer_name(f), layer_name(denier), denier->origin);
         }
     }
 }
@@ -1458,6 +1464,80 @@ static void check_build_files(audit *A)
     }
 }
 
+/* ---- net lists: GK017 net-shared-host, and GK002/GK003 of destinations ---- */
+
+/* Domains under which anyone can publish a host (a bucket, an app, a page,
+ * a tunnel): a wildcard over one of them, under one, or over a parent of
+ * one lets the command reach strangers' hosts. */
+static const char *const shared_hosting[] = {
+    "githubusercontent.com", "github.io",           "gitlab.io",
+    "bitbucket.io",          "amazonaws.com",       "cloudfront.net",
+    "awsapps.com",           "azurewebsites.net",   "blob.core.windows.net",
+    "azureedge.net",         "trafficmanager.net",  "cloudapp.net",
+    "appspot.com",           "googleusercontent.com", "storage.googleapis.com",
+    "firebaseapp.com",       "web.app",             "run.app",
+    "herokuapp.com",         "vercel.app",          "netlify.app",
+    "pages.dev",             "workers.dev",         "r2.dev",
+    "trycloudflare.com",     "fly.dev",             "onrender.com",
+    "glitch.me",             "repl.co",             "ngrok.io",
+    "ngrok-free.app",        "fastly.net",          "akamaized.net",
+    "digitaloceanspaces.com", "ondigitalocean.app", "surge.sh",
+};
+
+static bool labels_under(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), s = strlen(suffix);
+    return n == s ? strcmp(name, suffix) == 0
+                  : n > s + 1 && name[n - s - 1] == '.' && strcmp(name + n - s, suffix) == 0;
+}
+
+static void check_net(audit *A)
+{
+    for (size_t i = 0; i < A->s->n; i++) {
+        const gk_layer *f = A->s->v[i];
+        if (!f->net_list)
+            continue;
+        const gk_net_dim *n = &f->netd;
+        for (size_t k = 0; k < n->allow.n; k++) {
+            const gk_dest *d = &n->allow_d[k];
+            const gk_entry *e = &n->allow.v[k];
+            if (d->kind == GK_DEST_WILD)
+                for (size_t h = 0; h < sizeof shared_hosting / sizeof *shared_hosting; h++) {
+                    const char *dom = shared_hosting[h];
+                    if (!labels_under(d->host, dom) && !labels_under(dom, d->host))
+                        continue;
+                    add(A, GK_R_NET_SHARED_HOST, e->origin, e->key,
+                        "net allow %s covers %s, where anyone can publish a host: the command "
+                        "can reach (and send data to) hosts strangers control; name the hosts "
+                        "it needs",
+                        e->key, labels_under(d->host, dom) ? d->host : dom);
+                    break;
+                }
+            /* Within one layer a deny beats an allow: an allow inside a
+             * deny of its own layer admits nothing. */
+            for (size_t m = 0; m < n->deny.n; m++)
+                if (gk_dest_subset(d, &n->deny_d[m])) {
+                    add(A, GK_R_SHADOWED, e->origin, e->key,
+                        "net allow %s in grant '%s' has no effect: deny %s (%s) covers it",
+                        e->key, layer_name(f), n->deny.v[m].key, n->deny.v[m].origin);
+                    break;
+                }
+        }
+        /* A deny cuts only its own layer's allows. */
+        for (size_t m = 0; m < n->deny.n; m++) {
+            gk_dest x;
+            bool meets = false;
+            for (size_t k = 0; k < n->allow.n && !meets; k++)
+                meets = gk_dest_intersect(&n->deny_d[m], &n->allow_d[k], &x);
+            if (!meets)
+                add(A, GK_R_NO_EFFECT, n->deny.v[m].origin, n->deny.v[m].key,
+                    "net deny %s in grant '%s' refuses nothing: no allow pattern of the grant "
+                    "covers any destination it names",
+                    n->deny.v[m].key, layer_name(f));
+        }
+    }
+}
+
 /* ---- GK008-GK013 fidelity notes ---------------------------------------------- */
 
 static const gk_layer *first_exec_layer(const audit *A, bool with_allow)
@@ -1648,6 +1728,7 @@ int grant_audit(const grant_policy *p, grant_findings **out)
     check_shell_capable(&A);
     check_git(&A);
     check_build_files(&A);
+    check_net(&A);
     check_fidelity(&A);
 
     if (F->n > 1) {

@@ -438,6 +438,13 @@ static void fidelity_notes(ac_ctx *c)
         note(c, GK_NOTE,
              "net: internetClient and privateNetworkClientServer do not reach the loopback "
              "interface (Windows network isolation): narrower than the policy");
+    if (pr->net_list)
+        note(c, GK_WARNING,
+             "net: Windows cannot restrict an AppContainer by destination name: internetClient "
+             "lets the command reach every internet destination, not only the %zu allowed "
+             "patterns (wider than the policy; run it behind a proxy applying the same rules), "
+             "and no private or loopback address (narrower)",
+             pr->net_allow.n);
     note(c, GK_NOTE,
          "the AppContainer's own profile folder (%%LOCALAPPDATA%%\\Packages\\%s) is writable "
          "by the command, as a private scratch directory",
@@ -517,8 +524,10 @@ static ac_cap *capabilities(const ac_ctx *c, size_t *n, gk_strvec *owned)
         if (e->group_sid)
             v[k++] = (ac_cap){e->cap, e->sid, e->group_sid, e->kind, e->path};
     }
-    if (c->in->proj->net)
-        for (size_t i = 0; i < 2; i++) {
+    /* A destination list: internetClient only (network.md §3). */
+    size_t nnet = c->in->proj->net ? 2 : c->in->proj->net_list ? 1 : 0;
+    if (nnet)
+        for (size_t i = 0; i < nnet; i++) {
             char *sid = NULL, *group = NULL;
             if (grant_sid_capability(net_caps[i], &sid, &group) < 0)
                 abort();
@@ -574,7 +583,23 @@ static void emit_json(const ac_ctx *c, gk_buf *b)
     gk_json_int(&j, 1);
     put_string(&j, "kind", "appcontainer-plan");
     gk_json_key(&j, "net");
-    gk_json_bool(&j, c->in->proj->net);
+    if (c->in->proj->net_list) {
+        /* As the IR's projection writes it: the destinations the policy
+         * means, which internetClient only approximates (see notes). */
+        gk_json_object(&j);
+        static const char *const keys[2] = {"allow", "deny"};
+        const gk_strvec *lists[2] = {&c->in->proj->net_allow, &c->in->proj->net_deny};
+        for (int k = 0; k < 2; k++) {
+            gk_json_key(&j, keys[k]);
+            gk_json_array(&j);
+            for (size_t i = 0; i < lists[k]->n; i++)
+                gk_json_string(&j, lists[k]->v[i]);
+            gk_json_end(&j);
+        }
+        gk_json_end(&j);
+    } else {
+        gk_json_bool(&j, c->in->proj->net);
+    }
 
     gk_json_key(&j, "notes");
     gk_json_array(&j);

@@ -1111,6 +1111,11 @@ int gk_emit_bwrap(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
         return -ENOTSUP; /* a Linux sandbox for a policy frozen for another OS */
     gk_bwrap_plan plan;
     gk_bwrap_plan_build(in, notes, &plan);
+    if (in->proj->net_list)
+        gk_diag_file(notes, GK_NOTE, NOTE_FILE,
+                     "net: the destination list is enforced by grantrun's proxy and relay, not "
+                     "by these options: alone, --unshare-net gives the command no network at all "
+                     "(net deny)");
     gk_strvec options = {0};
     gk_bwrap_plan_options(&plan, NULL, &options);
     const gk_strvec *a = &options;

@@ -754,8 +754,27 @@ static void denies(sb *s)
     }
 }
 
+/* A destination list (network.md §3): Seatbelt cannot match names, so the
+ * profile lets the command reach only a proxy on localhost that applies
+ * the list; its port is a parameter, known only when the proxy runs. */
+static void network_list(sb *s)
+{
+    comment(s, "network: only the proxy that applies the destination list");
+    gk_buf_puts(s->out, "(allow network-outbound (remote tcp (string-append \"localhost:\" "
+                        "(param \"PROXY_PORT\"))))\n");
+    gk_diag_file(s->notes, GK_NOTE, NOTE_FILE,
+                 "net: Seatbelt cannot restrict by destination name; the profile allows outbound "
+                 "TCP only to localhost:PROXY_PORT (-D PROXY_PORT=N), where a proxy applying the "
+                 "same rules (%zu allowed, %zu denied patterns) must run on the Mac",
+                 s->pr->net_allow.n, s->pr->net_deny.n);
+}
+
 static void network(sb *s)
 {
+    if (s->pr->net_list) {
+        network_list(s);
+        return;
+    }
     if (!s->pr->net)
         return;
     comment(s, "network");
@@ -857,16 +876,17 @@ int gk_emit_seatbelt(const gk_emit_input *in, grant_diags *notes, gk_buf *out)
                      "gate, which reads spellings, refuses it");
     subcommand_notes(&s);
 
-    if (params) {
-        bool any = false;
-        for (int i = 0; i < NROOTS; i++)
-            any |= s.used[i];
-        if (any) {
-            gk_buf_puts(out, "\n;; params (pass each to sandbox-exec or grantc sbpl eval):\n");
-            for (int i = 0; i < NROOTS; i++)
-                if (s.used[i])
-                    gk_buf_printf(out, ";; -D ROOT_%d=%s\n", i, s.root[i]);
-        }
+    bool any = false;
+    for (int i = 0; params && i < NROOTS; i++)
+        any |= s.used[i];
+    if (any || s.pr->net_list) {
+        gk_buf_puts(out, "\n;; params (pass each to sandbox-exec or grantc sbpl eval):\n");
+        for (int i = 0; params && i < NROOTS; i++)
+            if (s.used[i])
+                gk_buf_printf(out, ";; -D ROOT_%d=%s\n", i, s.root[i]);
+        if (s.pr->net_list) /* known only when the proxy runs: no value here */
+            gk_buf_puts(out, ";; PROXY_PORT: the port of the destination proxy on localhost "
+                             "(-D PROXY_PORT=N)\n");
     }
     for (int i = 0; i < NROOTS; i++)
         free(s.root[i]);

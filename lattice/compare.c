@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef enum { Q_READ, Q_WRITE, Q_EXEC, Q_GATE } qkind;
+typedef enum { Q_READ, Q_WRITE, Q_EXEC, Q_GATE, Q_NET } qkind;
 
 typedef struct query {
     qkind kind;
-    char *subject;            /* path, gate, or spelling */
+    char *subject;            /* path, gate, spelling, or HOST:PORT (net) */
     char *walked, *canonical; /* exec identities (may be NULL) */
     char *argv1;              /* exec (may be NULL) */
     char *key;                /* serialised, for deduplication */
@@ -510,6 +510,76 @@ static void collect(qset *qs, gk_strvec *paths, exec_material *m, const grant_po
     (void)qs;
 }
 
+/* ---- net witnesses ------------------------------------------------------
+ *
+ * A destination's decision depends only on which patterns match it: the
+ * NAME patterns it equals, the wildcard suffixes it lies under (a chain, so
+ * "w." + the longest one decides like every name under exactly those), the
+ * address patterns it equals, and whether its port is named. So the
+ * witnesses are each name and address, "w." + each wildcard suffix and the
+ * suffix itself, one name no pattern matches, each at every named port and
+ * one port none names. */
+
+static void collect_net(gk_strvec *hosts, gk_strvec *ports, const gk_entries *e,
+                        const gk_dest *d)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        const gk_dest *x = &d[i];
+        if (x->port)
+            gk_strvec_push_take(ports, gk_printf("%05u", (unsigned)x->port));
+        if (x->kind == GK_DEST_WILD) {
+            gk_strvec_push(hosts, x->host);
+            gk_strvec_push_take(hosts, gk_concat("w.", x->host));
+        } else if (x->kind == GK_DEST_V6) {
+            gk_strvec_push_take(hosts, gk_printf("[%s]", x->host));
+        } else {
+            gk_strvec_push(hosts, x->host);
+        }
+    }
+}
+
+static void add_net_queries(qset *qs, const grant_policy *const both[2])
+{
+    gk_strvec hosts = {0}, ports = {0};
+    bool any = false;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < both[k]->stack.n; i++) {
+            const gk_layer *f = both[k]->stack.v[i];
+            if (!f->net_list)
+                continue;
+            any = true;
+            collect_net(&hosts, &ports, &f->netd.allow, f->netd.allow_d);
+            collect_net(&hosts, &ports, &f->netd.deny, f->netd.deny_d);
+        }
+    if (!any)
+        return; /* the gate "net" tells all-or-nothing policies apart */
+    gk_strvec_push(&hosts, "gk-witness.invalid");
+    gk_strvec_sort_unique(&hosts);
+    gk_strvec_sort_unique(&ports);
+    unsigned unnamed = 1;
+    for (size_t i = 0; i < ports.n && (unsigned)atoi(ports.v[i]) == unnamed; i++)
+        unnamed++;
+    for (size_t h = 0; h < hosts.n; h++) {
+        for (size_t i = 0; i <= ports.n; i++) {
+            unsigned port = i < ports.n ? (unsigned)atoi(ports.v[i]) : unnamed;
+            gk_autofree char *subject = gk_printf("%s:%u", hosts.v[h], port);
+            q_add(qs, Q_NET, subject, NULL, NULL, NULL);
+        }
+    }
+    gk_strvec_free(&hosts);
+    gk_strvec_free(&ports);
+}
+
+static bool decide_net(const grant_policy *p, const char *subject)
+{
+    const char *colon = strrchr(subject, ':');
+    gk_autofree char *host = gk_strndup(subject, (size_t)(colon - subject));
+    gk_dest q;
+    if (gk_dest_parse_query(host, (unsigned)atoi(colon + 1), &q) < 0)
+        return false;
+    return gk_decide_connect(&p->stack, &q);
+}
+
 static const char *kind_name(qkind k)
 {
     switch (k) {
@@ -519,6 +589,8 @@ static const char *kind_name(qkind k)
         return "write";
     case Q_EXEC:
         return "exec";
+    case Q_NET:
+        return "net";
     default:
         return "gate";
     }
@@ -535,6 +607,8 @@ static bool decide(const grant_policy *p, const query *q)
         grant_exec_query eq = {q->subject, q->walked, q->canonical, q->argv1};
         return gk_decide_exec(&p->stack, &eq);
     }
+    case Q_NET:
+        return decide_net(p, q->subject);
     default:
         return gk_decide_gate(&p->stack, q->subject) == GK_TRI_TRUE;
     }
@@ -579,6 +653,7 @@ int grant_compare(const grant_policy *a, const grant_policy *b, grant_comparison
                                         "editor.tui"};
     for (size_t i = 0; i < sizeof(gates) / sizeof(*gates); i++)
         q_add(&qs, Q_GATE, gates[i], NULL, NULL, NULL);
+    add_net_queries(&qs, both);
     qset_unique(&qs);
 
     grant_comparison *c = gk_calloc(1, sizeof(*c));

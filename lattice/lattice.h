@@ -252,8 +252,8 @@ GK_HIDDEN void gk_net_join(gk_layer *j, const gk_layer *a, const gk_layer *b, bo
 GK_HIDDEN gk_tri gk_stack_net(const gk_stack *s, gk_strvec *allow, gk_strvec *deny);
 
 /* ---- compare (test hook) ---------------------------------------------- */
-/* Witness i's query: kind 0 read, 1 write, 2 exec, 3 gate; *path is the
- * path, gate or spelling; eq is filled for exec. */
+/* Witness i's query: kind 0 read, 1 write, 2 exec, 3 gate, 4 net; *path
+ * is the path, gate, spelling or HOST:PORT; eq is filled for exec. */
 GK_HIDDEN int gk_comparison_query(const grant_comparison *c, size_t i, int *kind,
                                   const char **path, grant_exec_query *eq);
 

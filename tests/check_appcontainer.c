@@ -828,9 +828,11 @@ START_TEST(test_plan_structure)
         gk_autofree char *psid = ac_sid(profile);
         ck_assert_str_eq(json_string_value(json_object_get(doc, "sid")), psid);
 
-        /* Network capabilities exactly when net is allowed. */
+        /* Network capabilities exactly when net is allowed; internetClient
+         * alone for a destination list (network.md §3). */
         bool net = json_is_true(json_object_get(doc, "net"));
-        ck_assert_int_eq(has_capability(doc, "S-1-15-3-1"), net);
+        bool list = json_is_object(json_object_get(doc, "net"));
+        ck_assert_int_eq(has_capability(doc, "S-1-15-3-1"), net || list);
         ck_assert_int_eq(has_capability(doc, "S-1-15-3-3"), net);
         ck_assert_int_eq(has_capability(doc, "S-1-15-3-2"), 0);
 

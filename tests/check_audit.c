@@ -230,6 +230,7 @@ static const struct {
     {"GK013", "fidelity-windows-rename", GRANT_SEVERITY_NOTE},
     {"GK014", "git-writable", GRANT_SEVERITY_WARNING},
     {"GK015", "build-file-shadowed", GRANT_SEVERITY_NOTE},
+    {"GK017", "net-shared-host", GRANT_SEVERITY_WARNING},
 };
 #define NRULES (sizeof(rule_table) / sizeof(rule_table[0]))
 

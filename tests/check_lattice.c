@@ -50,6 +50,29 @@ static const char *const patterns[] = {"^b.*h$", "^s[h]$", "r.?g", "^python[0-9.
 static const char *const subs[] = {"log", "push", "status"};
 static const char *const argv1s[] = {"log", "push", "status", "x"};
 
+/* Destinations: nested wildcards, a port or none, both address families. */
+static const char *const dest_patterns[] = {
+    "github.com",    "*.github.com",     "api.github.com",   "*.api.github.com",
+    "github.com:443", "*.github.com:443", "api.github.com:22", "*.gist.github.com",
+    "gist.github.com", "npmjs.org",      "*.npmjs.org:443",  "127.0.0.1",
+    "127.0.0.1:8080", "[::1]:8080",      "[::1]",            "*.co.uk",
+};
+static const char *const dest_hosts[] = {
+    "github.com", "api.github.com", "x.api.github.com", "gist.github.com", "a.gist.github.com",
+    "GitHub.COM.", "npmjs.org",     "registry.npmjs.org", "example.com",  "127.0.0.1",
+    "::1",         "::ffff:127.0.0.1", "bbc.co.uk",    "co.uk",
+};
+static const unsigned dest_ports[] = {22, 443, 8080, 1};
+
+static void add_dest(gk_entries *e)
+{
+    gk_dest d;
+    ck_assert_int_eq(gk_dest_parse_pattern(PICK(dest_patterns), &d, NULL), 0);
+    char *t = gk_dest_format(&d);
+    gk_entries_add(e, t, "t:1");
+    free(t);
+}
+
 static void add_region(gk_regions *r)
 {
     gk_fpath p;
@@ -117,8 +140,17 @@ static gk_layer *rnd_layer(void)
         if (coin(25))
             gk_entries_add(&x->veto_match, PICK(patterns), "t:1");
     }
-    if (coin(60))
-        f->net = rnd_tri();
+    if (coin(60)) {
+        if (coin(50)) {
+            f->net_list = true;
+            for (size_t n = pick(4); n > 0; n--)
+                add_dest(&f->netd.allow);
+            for (size_t n = pick(3); n > 0; n--)
+                add_dest(&f->netd.deny);
+        } else {
+            f->net = rnd_tri();
+        }
+    }
     if (coin(50)) {
         f->has_shell = true;
         f->chdir = rnd_tri();
@@ -141,7 +173,8 @@ static void rnd_stack(gk_stack *s)
 }
 
 typedef struct q {
-    int kind; /* 0 read, 1 write, 2 exec, 3 gate */
+    int kind; /* 0 read, 1 write, 2 exec, 3 gate, 4 connect */
+    gk_dest dest;
     const char *path;
     grant_exec_query e;
     char walked[64], canonical[64];
@@ -153,7 +186,12 @@ static const char *const gates[] = {"net", "shell.chdir", "editor.read", "editor
 static void rnd_query(q *x)
 {
     memset(x, 0, sizeof(*x));
-    x->kind = (int)pick(4);
+    x->kind = (int)pick(5);
+    if (x->kind == 4) {
+        x->path = PICK(dest_hosts);
+        ck_assert_int_eq(gk_dest_parse_query(x->path, PICK(dest_ports), &x->dest), 0);
+        return;
+    }
     if (x->kind < 2) {
         x->path = coin(10) ? PICK(aliases) : PICK(paths);
         return;
@@ -193,6 +231,8 @@ static bool stack_decide(const gk_stack *s, const q *x)
         return gk_decide_fs(s, GRANT_OP_WRITE, x->path);
     case 2:
         return gk_decide_exec(s, &x->e);
+    case 4:
+        return gk_decide_connect(s, &x->dest);
     default:
         return gk_decide_gate(s, x->path) == GK_TRI_TRUE;
     }
@@ -210,6 +250,13 @@ static char *describe(const q *x)
         return gk_printf("exec %s walked=%s canonical=%s argv1=%s", x->e.spelling,
                          x->e.walked ? x->e.walked : "-", x->e.canonical ? x->e.canonical : "-",
                          x->e.argv1 ? x->e.argv1 : "-");
+    if (x->kind == 4) {
+        gk_dest d = x->dest;
+        char *t = gk_dest_format(&d);
+        char *r = gk_printf("connect %s", t);
+        free(t);
+        return r;
+    }
     return gk_printf("%s %s", x->kind == 0 ? "read" : x->kind == 1 ? "write" : "gate", x->path);
 }
 
@@ -390,6 +437,12 @@ START_TEST(compare_agrees_with_decisions)
             memset(&x, 0, sizeof(x));
             bool wa, wb;
             ck_assert_int_eq(gk_comparison_query(cmp, i, &x.kind, &x.path, &x.e), 0);
+            if (x.kind == 4) {
+                const char *colon = strrchr(x.path, ':');
+                char *host = gk_strndup(x.path, (size_t)(colon - x.path));
+                ck_assert_int_eq(gk_dest_parse_query(host, (unsigned)atoi(colon + 1), &x.dest), 0);
+                free(host);
+            }
             ck_assert_int_eq(grant_comparison_witness(cmp, i, NULL, NULL, &wa, &wb), 0);
             if (stack_decide(&pa->stack, &x) != wa || stack_decide(&pb->stack, &x) != wb)
                 FAIL_LAW("compare records the real decisions", &x);
@@ -410,6 +463,71 @@ START_TEST(compare_agrees_with_decisions)
         grant_policy_free(pb);
     }
     grant_context_free(ctx);
+}
+END_TEST
+
+/* Net lists (network.md §1): meet is the intersection of the layers' sets,
+ * a deny in any layer is sticky, `net deny` is the empty set and `net
+ * allow` the full one; each checked on every destination of the universe. */
+START_TEST(net_laws)
+{
+    rng_state = 0x61C8864680B583EBULL;
+    gk_layer *none = gk_layer_new(), *all = gk_layer_new();
+    none->name = gk_strdup("none");
+    all->name = gk_strdup("all");
+    none->net = GK_TRI_FALSE;
+    all->net = GK_TRI_TRUE;
+    size_t lists = 0;
+    for (size_t round = 0; round < ROUNDS; round++) {
+        gk_stack a = {0}, b = {0}, ab = {0}, a_none = {0}, a_all = {0}, one = {0};
+        rnd_stack(&a);
+        rnd_stack(&b);
+        gk_stack_meet(&ab, &a, &b);
+        gk_stack_push(&one, gk_layer_ref(none));
+        gk_stack_meet(&a_none, &a, &one);
+        gk_stack_free(&one);
+        gk_stack_push(&one, gk_layer_ref(all));
+        gk_stack_meet(&a_all, &a, &one);
+        gk_stack_free(&one);
+        for (size_t l = 0; l < a.n; l++)
+            lists += a.v[l]->net_list;
+        for (size_t h = 0; h < N(dest_hosts); h++)
+            for (size_t pi = 0; pi < N(dest_ports); pi++) {
+                q x;
+                memset(&x, 0, sizeof(x));
+                x.kind = 4;
+                ck_assert_int_eq(gk_dest_parse_query(dest_hosts[h], dest_ports[pi], &x.dest), 0);
+                bool da = stack_decide(&a, &x), db = stack_decide(&b, &x);
+                /* the intersection, spelled out on each layer's set */
+                bool in_all = true, denied = false;
+                for (size_t l = 0; l < a.n; l++) {
+                    const gk_layer *f = a.v[l];
+                    bool in = f->net_list ? false : f->net != GK_TRI_FALSE;
+                    for (size_t i = 0; f->net_list && i < f->netd.allow.n; i++)
+                        in |= gk_dest_matches(&f->netd.allow_d[i], &x.dest);
+                    for (size_t i = 0; f->net_list && i < f->netd.deny.n; i++)
+                        if (gk_dest_matches(&f->netd.deny_d[i], &x.dest))
+                            in = false, denied = true;
+                    in_all &= in;
+                }
+                if (da != in_all)
+                    FAIL_LAW("a stack's destinations are the intersection of its layers' sets", &x);
+                if (denied && (da || stack_decide(&ab, &x)))
+                    FAIL_LAW("a deny pattern in any layer is sticky", &x);
+                if (stack_decide(&ab, &x) != (da && db))
+                    FAIL_LAW("meet is the intersection", &x);
+                if (stack_decide(&a_none, &x))
+                    FAIL_LAW("net deny is the empty set", &x);
+                if (stack_decide(&a_all, &x) != da)
+                    FAIL_LAW("net allow is the full set", &x);
+            }
+        gk_stack *st[] = {&a, &b, &ab, &a_none, &a_all};
+        for (size_t i = 0; i < N(st); i++)
+            gk_stack_free(st[i]);
+    }
+    ck_assert_msg(lists > ROUNDS / 2, "only %zu random layers had a destination list", lists);
+    gk_layer_free(none);
+    gk_layer_free(all);
 }
 END_TEST
 
@@ -455,6 +573,25 @@ START_TEST(projection_agrees_with_the_fold)
         for (int k = 0; k < QUERIES; k++) {
             q x;
             rnd_query(&x);
+            if (x.kind == 4) {
+                bool proj = pr->net;
+                if (pr->net_list) {
+                    proj = false;
+                    for (size_t i = 0; i < pr->net_allow.n; i++) {
+                        gk_dest d;
+                        ck_assert_int_eq(gk_dest_parse_pattern(pr->net_allow.v[i], &d, NULL), 0);
+                        proj |= gk_dest_matches(&d, &x.dest);
+                    }
+                    for (size_t i = 0; i < pr->net_deny.n; i++) {
+                        gk_dest d;
+                        ck_assert_int_eq(gk_dest_parse_pattern(pr->net_deny.v[i], &d, NULL), 0);
+                        proj &= !gk_dest_matches(&d, &x.dest);
+                    }
+                }
+                if (proj != stack_decide(&p->stack, &x))
+                    FAIL_LAW("the projection's net list decides like the fold", &x);
+                continue;
+            }
             if (x.kind > 1 || strcmp(x.path, "/dev/null") == 0)
                 continue;
             bool write = x.kind == 1;
@@ -523,6 +660,13 @@ START_TEST(gate_paths_agree_with_the_fold)
                     vetoed = gk_layer_vetoes(p->stack.v[l], &x.e);
                 if (gk_gate_exec_vetoed(p, &x.e) != vetoed)
                     FAIL_LAW("the index's vetoes are the layers' vetoes", &x);
+            } else if (x.kind == 4) {
+                grant_answer a = gk_gate_connect(p, &x.dest, &v);
+                if ((a == GRANT_ALLOWED) != stack_decide(&p->stack, &x) ||
+                    a != gk_gate_connect(p, &x.dest, NULL))
+                    FAIL_LAW("the connect gate is the fold", &x);
+                ck_assert_ptr_nonnull(v.rule);
+                ck_assert_ptr_nonnull(v.origin);
             } else {
                 grant_answer a = gk_gate_gate(p, x.path, &v);
                 if ((a == GRANT_ALLOWED) != stack_decide(&p->stack, &x))
@@ -559,6 +703,7 @@ static void *shared_worker(void *arg)
         grant_answer a = x->kind == 0   ? gk_gate_fs(r->p, GRANT_OP_READ, x->path, NULL)
                          : x->kind == 1 ? gk_gate_fs(r->p, GRANT_OP_WRITE, x->path, NULL)
                          : x->kind == 2 ? gk_gate_exec(r->p, &x->e, NULL)
+                         : x->kind == 4 ? gk_gate_connect(r->p, &x->dest, NULL)
                                         : gk_gate_gate(r->p, x->path, NULL);
         r->wrong += (a == GRANT_ALLOWED) != r->want[k];
     }
@@ -607,6 +752,7 @@ static Suite *suite(void)
     tcase_add_test(tc, meet_laws);
     tcase_add_test(tc, deny_all_allows_only_the_discard_device);
     tcase_add_test(tc, join_laws);
+    tcase_add_test(tc, net_laws);
     tcase_add_test(tc, compare_agrees_with_decisions);
     tcase_add_test(tc, join_keeps_a_veto_the_other_side_does_not_lift);
     tcase_add_test(tc, projection_agrees_with_the_fold);

@@ -361,8 +361,16 @@ static char *eval_str(const prof *pf, const sx *x, bool *via_param)
     return gk_buf_steal(&b, NULL);
 }
 
+/* The proxy port of a destination list has no value in the profile (the
+ * proxy chooses it when it runs); the oracles take this one. */
+#define TEST_PROXY_PORT "3128"
+
 static void read_params(const char *text, prof *pf)
 {
+    if (strstr(text, "(param \"PROXY_PORT\")")) {
+        gk_strvec_push(&pf->pname, "PROXY_PORT");
+        gk_strvec_push(&pf->pval, TEST_PROXY_PORT);
+    }
     for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         if (!gk_has_prefix(l, ";; -D "))
             continue;
@@ -411,10 +419,15 @@ static prof parse_profile(const char *text)
             R.ops = gk_buf_steal(&ops, NULL);
             for (; k < x->n; k++) {
                 const sx *f = x->v[k];
-                ck_assert_msg(f->kind == SX_LIST && f->n == 2 && f->v[0]->kind == SX_SYM,
+                bool remote = f->kind == SX_LIST && f->n == 3 && is_sym(f->v[0], "remote");
+                ck_assert_msg(remote || (f->kind == SX_LIST && f->n == 2 && f->v[0]->kind == SX_SYM),
                               "form %zu: malformed filter", form);
                 filt F = {.kind = gk_strdup(f->v[0]->text)};
-                if (strcmp(F.kind, "regex") == 0) {
+                if (remote) {
+                    /* (remote tcp "localhost:PORT"): a destination list's proxy */
+                    ck_assert_msg(is_sym(f->v[1], "tcp"), "form %zu: remote is not tcp", form);
+                    F.arg = eval_str(&pf, f->v[2], &F.via_param);
+                } else if (strcmp(F.kind, "regex") == 0) {
                     ck_assert_int_eq(f->v[1]->kind, SX_REGEX);
                     F.arg = gk_strdup(f->v[1]->text);
                 } else if (strcmp(F.kind, "target") == 0) {
@@ -618,6 +631,20 @@ static void check_operandless(const char *what, const prof *pf, const gk_project
     if (pr->net)
         ck_assert_msg(pf->n && !strcmp(pf->r[pf->n - 1].ops, "network*"),
                       "%s: (allow network*) is not last", what);
+    /* A destination list: outbound TCP to the proxy on localhost only, its
+     * port a parameter (network.md §3), and nothing else of the network. */
+    size_t remote = 0;
+    for (size_t i = 0; i < pf->n; i++)
+        for (size_t k = 0; k < pf->r[i].nf; k++)
+            if (!strcmp(pf->r[i].f[k].kind, "remote")) {
+                remote++;
+                ck_assert_msg(pf->r[i].allow && !strcmp(pf->r[i].ops, "network-outbound") &&
+                                  pf->r[i].f[k].via_param &&
+                                  gk_has_prefix(pf->r[i].f[k].arg, "localhost:"),
+                              "%s: a remote filter other than the proxy's", what);
+            }
+    ck_assert_msg(remote == (pr->net_list ? 1u : 0u), "%s: %zu proxy rules, want %d", what,
+                  remote, pr->net_list);
 }
 
 static void check_twins(const char *what, const prof *pf)
@@ -953,7 +980,8 @@ static void check_params(const char *what, const prof *plain, const prof *params
             ck_assert_str_eq(a->f[k].kind, b->f[k].kind);
             ck_assert_msg(!strcmp(a->f[k].arg, b->f[k].arg),
                           "%s: rule %zu: %s expands to %s", what, i, a->f[k].arg, b->f[k].arg);
-            ck_assert(!a->f[k].via_param);
+            /* Only the proxy's port is a parameter in plain sbpl. */
+            ck_assert(!a->f[k].via_param || !strcmp(a->f[k].kind, "remote"));
             /* A path under a root is always written through its param. */
             if (is_path_filter(&b->f[k]) && !b->f[k].via_param) {
                 const char *roots[] = {"/Users/u", "/private/tmp", "/tmp"};
@@ -1002,6 +1030,54 @@ START_TEST(test_oracle_all)
     }
     ck_assert_uint_ge(nq, 10000);
     gk_strvec_free(&files);
+}
+END_TEST
+
+/* A destination list (network.md §3): the real evaluator, given the proxy's
+ * port, allows outbound TCP to that port on localhost and nothing else of
+ * the network, in both formats. */
+START_TEST(test_net_list_proxy_only)
+{
+    gk_autofree char *file = gk_test_path("tests/data/seatbelt/cases/net-list.grant");
+    grant_policy *p = compile_macos(file);
+    const char *formats[] = {"sbpl", "sbpl-params"};
+    static const struct {
+        const char *op, *arg;
+        grant_sbpl_verdict want;
+    } rows[] = {
+        {"network-outbound", "localhost:" TEST_PROXY_PORT, GRANT_SBPL_ALLOW},
+        {"network-outbound", "tcp:localhost:" TEST_PROXY_PORT, GRANT_SBPL_ALLOW},
+        {"network-outbound", "localhost:3129", GRANT_SBPL_DENY},
+        {"network-outbound", "tcp:140.82.112.3:443", GRANT_SBPL_DENY},
+        {"network-outbound", "udp:localhost:53", GRANT_SBPL_DENY},
+        {"network-bind", "localhost:8080", GRANT_SBPL_DENY},
+        {"network-inbound", "localhost:" TEST_PROXY_PORT, GRANT_SBPL_DENY},
+    };
+    for (int f = 0; f < 2; f++) {
+        gk_autofree char *out = emit(p, formats[f], NULL);
+        prof mine = parse_profile(out);
+        gk_strvec kv = {0};
+        for (size_t k = 0; k < mine.pname.n; k++)
+            gk_strvec_push_take(&kv, gk_printf("%s=%s", mine.pname.v[k], mine.pval.v[k]));
+        grant_diags *d = grant_diags_new();
+        grant_sbpl *sb = NULL;
+        ck_assert_int_eq(grant_sbpl_read_buffer("net.sb", out, strlen(out),
+                                                (const char *const *)kv.v, kv.n, 0, d, &sb),
+                         0);
+        for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
+            grant_sbpl_answer *a = NULL;
+            ck_assert_int_eq(grant_sbpl_eval(sb, rows[i].op, rows[i].arg, NULL, d, &a), 0);
+            ck_assert_msg(grant_sbpl_answer_verdict(a) == rows[i].want, "%s: %s %s: got %d, want %d",
+                          formats[f], rows[i].op, rows[i].arg, grant_sbpl_answer_verdict(a),
+                          rows[i].want);
+            grant_sbpl_answer_free(a);
+        }
+        grant_sbpl_free(sb);
+        grant_diags_free(d);
+        gk_strvec_free(&kv);
+        prof_free(&mine);
+    }
+    grant_policy_free(p);
 }
 END_TEST
 
@@ -1307,6 +1383,7 @@ static Suite *seatbelt_suite(void)
     tcase_add_test(t, test_notes);
     tcase_add_test(t, test_other_targets);
     tcase_add_test(t, test_params_block);
+    tcase_add_test(t, test_net_list_proxy_only);
     suite_add_tcase(s, t);
     return s;
 }

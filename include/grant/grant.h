@@ -153,7 +153,9 @@ typedef struct grant_exec_query {
 GRANT_API int grant_decide_fs(const grant_policy *p, grant_op op, const char *path);
 GRANT_API int grant_decide_exec(const grant_policy *p, const grant_exec_query *q);
 /* gate is shell.chdir, editor.read, editor.write, editor.tui or net.
- * Returns 1/0, or -EINVAL for an unknown gate. */
+ * Returns 1/0, or -EINVAL for an unknown gate. net is 1 only when every
+ * destination is allowed: a destination list answers 0 here (ask
+ * grant_check_connect about each destination). */
 GRANT_API int grant_decide_gate(const grant_policy *p, const char *gate);
 
 /* ---- the gate: checks with reasons (grant-language.md §6) ------------- */
