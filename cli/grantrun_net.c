@@ -2,8 +2,11 @@
  * grantrun_net.h). */
 #include "grantrun_net.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "common/json.h"
@@ -27,6 +30,23 @@ void grantrun_net_print_refusals(const gk_net_log *log)
     if (log && log->omitted)
         cli_error("net: %llu more decisions were not recorded (at most %d are)", log->omitted,
                   GK_NET_RECORDS);
+}
+
+bool grantrun_net_report_writable(const char *path)
+{
+    gk_autofree char *dir = gk_path_parent(path);
+    struct stat st;
+    const char *where = dir && *dir ? dir : ".";
+    if (!*path || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+        cli_error("--report %s: not a file name; nothing ran", path);
+        return false;
+    }
+    if (stat(where, &st) < 0 || !S_ISDIR(st.st_mode) || access(where, W_OK | X_OK) < 0) {
+        cli_error("--report %s: cannot write in %s: %s; nothing ran", path, where,
+                  strerror(errno ? errno : ENOTDIR));
+        return false;
+    }
+    return true;
 }
 
 int grantrun_net_write_report(const char *path, const gk_net_log *log)

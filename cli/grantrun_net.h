@@ -7,10 +7,16 @@
 #ifndef GRANTRUN_NET_H
 #define GRANTRUN_NET_H
 
+#include <stdbool.h>
+
 #include "runtime/launch.h"
 
 /* "grantrun: net: refused HOST:PORT (RULE)" once per destination. */
 void grantrun_net_print_refusals(const gk_net_log *log);
+/* Can --report FILE be written (its directory exists and is writable)?
+ * Asked before the run, so a bad FILE stops it before anything runs;
+ * false after saying why. */
+bool grantrun_net_report_writable(const char *path);
 /* {"network": ...} (null without an allowlist) written atomically to
  * path; returns 0 or -errno. */
 int grantrun_net_write_report(const char *path, const gk_net_log *log);

@@ -767,6 +767,28 @@ START_TEST(grantrun_with_a_net_block_as_the_user)
 }
 END_TEST
 
+/* Without destination lists the record has no network member to fill. */
+START_TEST(report_without_lists)
+{
+    char tmpl[] = "/var/tmp/gk-net-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    gk_autofree char *pol = gk_printf("%s/p.grant", tmpl), *rep = gk_printf("%s/r.json", tmpl);
+    write_file(pol, "grant p { net deny; }\n");
+    gk_autofree char *bin = gk_printf("%s/grantrun", gk_test_builddir());
+    gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
+    setenv("GRANTKIT_HELPER", helper, 1);
+    char *argv[] = {bin, "-p", pol, "--report", rep, "--", "true", NULL};
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(gk_test_run(argv, NULL, &out, &err), 0);
+    gk_autofree char *got = gk_test_read(rep, NULL);
+    ck_assert_str_eq(got, "{\n  \"network\": null\n}\n");
+    free(out);
+    free(err);
+    gk_autofree char *cmd = gk_printf("rm -rf '%s'", tmpl);
+    sh(cmd);
+}
+END_TEST
+
 START_TEST(address_ranges)
 {
     static const struct {
@@ -798,6 +820,7 @@ static Suite *net_suite(void)
     TCase *t = tcase_create("proxy");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, address_ranges);
+    tcase_add_test(t, report_without_lists);
     tcase_add_test(t, http_proxy_allowed_and_denied);
     tcase_add_test(t, http_proxy_allowed_and_denied_as_the_user);
     tcase_add_test(t, bypass_tcp_udp_dns_fail_as_the_user);
