@@ -753,6 +753,13 @@ static void on_cl_read(struct bufferevent *bev, void *arg)
             socks_step(c);
             return;
         }
+        if (first == 4) {
+            /* SOCKS4 cannot carry a name to resolve here: rejected (0x5b)
+             * at once rather than left waiting for an HTTP head. */
+            static const char rejected[8] = {0, 0x5b};
+            finish_with(c, rejected, sizeof(rejected));
+            return;
+        }
         struct evbuffer_ptr p = evbuffer_search(in, "\r\n\r\n", 4, NULL);
         if ((p.pos < 0 && len > GK_NET_MAX_HEADER) ||
             (p.pos >= 0 && (size_t)p.pos + 4 > GK_NET_MAX_HEADER)) {

@@ -198,7 +198,7 @@ static void serve_one(int c, const char *name)
         gk_buf_free(&o);
     } else {
         if (strcmp(path, "/slow") == 0)
-            sleep(4);
+            sleep(8); /* long enough for all 300 to be open at once */
         char body[512];
         snprintf(body, sizeof(body), "hello from %s at %s\n", hostname, name);
         snprintf(head, sizeof(head),
@@ -489,10 +489,13 @@ START_TEST(socks5h_allowed_and_denied)
 {
     world();
     run r = envelope("curl -sS -m 30 -x \"$ALL_PROXY\" http://allowed.test/; "
-                     "curl -sS -m 30 -x \"$ALL_PROXY\" http://denied.test/; echo \"curl $?\"");
+                     "curl -sS -m 30 -x \"$ALL_PROXY\" http://denied.test/; echo \"curl $?\"; "
+                     "curl -sS -m 30 -x socks4a://127.0.0.1:3128 http://allowed.test/; "
+                     "echo \"socks4 $?\"");
     expect_in("control", r.out, "hello from allowed.test at " PUBLIC ":80");
     expect_in("denied", r.out, "curl 97"); /* the SOCKS reply: not allowed by ruleset */
     expect_in("curl's message", r.err, "to denied.test. (2)"); /* not allowed by ruleset */
+    expect_in("socks4", r.out, "socks4 97\n");
     expect_in("record", r.net, "\"host\":\"denied.test\",\"port\":80,\"address\":null,"
                                "\"verdict\":\"refused\"");
     run_free(&r);
