@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1059,6 +1060,10 @@ int gk_proxy_start(const char *sock_path, gk_net_decide_fn decide, void *ctx, gk
         if (syscall(SYS_close_range, 4U, ~0U, 0) < 0)
             for (int k = 4; k < 65536; k++)
                 close(k);
+        /* A tunnel's buffers come and go at 256 KiB: kept on the heap
+         * (not mmap'd and unmapped each time, faulting every page in). */
+        mallopt(M_MMAP_THRESHOLD, 4 << 20);
+        mallopt(M_TRIM_THRESHOLD, 64 << 20);
         struct rlimit rl;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max &&
             rl.rlim_cur < 4096) {
