@@ -849,17 +849,29 @@ static void on_up_read(struct bufferevent *bev, void *arg)
     conn *c = arg;
     c->last = now_s();
     struct evbuffer *in = bufferevent_get_input(bev);
-    if (c->state == S_UP_HEAD) {
+    /* An interim answer (100 Continue, 103) goes on as it is; the final
+     * head gets "Connection: close" in place of the hop-by-hop headers. */
+    while (c->state == S_UP_HEAD) {
         struct evbuffer_ptr p = evbuffer_search(in, "\r\n\r\n", 4, NULL);
         if (p.pos < 0) {
             if (evbuffer_get_length(in) > RESPONSE_HEAD_MAX)
                 http_status(c, 502, "Bad Gateway", "the upstream response head is too large");
             return;
         }
-        gk_autofree char *head = gk_malloc((size_t)p.pos + 5);
-        evbuffer_remove(in, head, (size_t)p.pos + 4);
-        head[p.pos + 4] = '\0';
-        char *eol = strstr(head, "\r\n");
+        size_t n = (size_t)p.pos + 4;
+        gk_autofree char *head = gk_malloc(n + 1);
+        evbuffer_remove(in, head, n);
+        head[n] = '\0';
+        const char *eol = memmem(head, n, "\r\n", 2);
+        bool interim = n > 12 && strncmp(head, "HTTP/1.", 7) == 0 && head[9] == '1' &&
+                       strncmp(head + 9, "101", 3) != 0;
+        if (interim || memchr(head, '\0', n)) {
+            /* (a head with a NUL is passed on untouched, then the rest) */
+            bufferevent_write(c->cl, head, n);
+            if (!interim)
+                c->state = S_TUNNEL;
+            continue;
+        }
         gk_buf out = {0};
         gk_buf_add(&out, head, (size_t)(eol - head) + 2);
         rewrite_headers(&out, eol + 2);

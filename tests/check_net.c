@@ -196,6 +196,29 @@ static void serve_one(int c, const char *name)
         write(c, head, strlen(head));
         write(c, o.data, o.len - 1);
         gk_buf_free(&o);
+    } else if (strcmp(path, "/post") == 0) {
+        /* An interim 100 Continue, then the final answer (keep-alive, which
+         * the proxy turns into close). */
+        char *cl = strcasestr(req, "\r\nContent-Length:");
+        long len = cl ? atol(cl + 17) : 0;
+        if (strcasestr(req, "\r\nExpect: 100-continue")) {
+            static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            write(c, cont, sizeof(cont) - 1);
+        }
+        long got = (long)(n - (size_t)(end + 4 - req));
+        while (got < len) {
+            ssize_t r = read(c, req, sizeof(req));
+            if (r <= 0)
+                break;
+            got += r;
+        }
+        char body[128];
+        snprintf(body, sizeof(body), "got %ld bytes\n", got);
+        snprintf(head, sizeof(head),
+                 "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: keep-alive\r\n"
+                 "Keep-Alive: timeout=5\r\n\r\n%s",
+                 strlen(body), body);
+        write(c, head, strlen(head));
     } else {
         if (strcmp(path, "/slow") == 0)
             sleep(8); /* long enough for all 300 to be open at once */
@@ -524,6 +547,19 @@ START_TEST(connect_tunnel_and_other_port)
 }
 END_TEST
 
+START_TEST(interim_answer_and_connection_close)
+{
+    world();
+    run r = envelope("curl -sS -m 30 -D - -H 'Expect: 100-continue' --data-binary abcdef "
+                     "http://allowed.test/post");
+    expect_in("interim", r.out, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
+    expect_in("final head", r.out, "Connection: close\r\n\r\ngot 6 bytes\n");
+    ck_assert_msg(!strcasestr(r.out, "keep-alive"), "%s", r.out);
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
 START_TEST(redirect_second_hop_refused)
 {
     world();
@@ -833,6 +869,7 @@ static Suite *net_suite(void)
     tcase_add_test(t, socks5h_allowed_and_denied);
     tcase_add_test(t, connect_tunnel_and_other_port);
     tcase_add_test(t, redirect_second_hop_refused);
+    tcase_add_test(t, interim_answer_and_connection_close);
     tcase_add_test(t, private_address_needs_a_literal);
     tcase_add_test(t, next_address_of_the_answer);
     tcase_add_test(t, bypass_tcp_udp_dns_fail);
