@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_util.h"
@@ -27,6 +28,11 @@ void grantrun_net_print_refusals(const gk_net_log *log)
         cli_error("net: refused %s%s%s:%u (%s)", v6 ? "[" : "", r->host, v6 ? "]" : "", r->port,
                   r->rule && *r->rule ? r->rule : "no allow rule matches");
     }
+    if (log && log->ended)
+        cli_error("net: the proxy ended during the run (%s %d): connections made after that "
+                  "failed",
+                  WIFSIGNALED(log->ended) ? "signal" : "exit status",
+                  WIFSIGNALED(log->ended) ? WTERMSIG(log->ended) : WEXITSTATUS(log->ended));
     if (log && log->omitted)
         cli_error("net: %llu more decisions were not recorded (at most %d are)", log->omitted,
                   GK_NET_RECORDS);

@@ -55,6 +55,7 @@ typedef struct gk_net_log {
     gk_net_record *v;
     size_t n;
     unsigned long long omitted;
+    int ended; /* the proxy's wait status when it ended before the run did, else 0 */
 } gk_net_log;
 
 typedef struct gk_proxy gk_proxy;

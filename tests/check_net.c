@@ -407,7 +407,7 @@ static run grantrun(const char *const *args)
 
 /* sh -c SCRIPT in the envelope, with a policy granting the work
  * directory and the network decided by the table. */
-static run envelope(const char *script)
+static pid_t envelope_start(const char *script)
 {
     gk_autofree char *outp = gk_printf("%s/out", workdir), *errp = gk_printf("%s/err", workdir),
                      *netp = gk_printf("%s/net.json", workdir);
@@ -441,6 +441,9 @@ static run envelope(const char *script)
             _exit(98);
         if (res.message)
             dprintf(2, "launch: %s\n", res.message);
+        if (res.net && res.net->ended)
+            dprintf(2, "proxy-ended %d\n",
+                    WIFSIGNALED(res.net->ended) ? WTERMSIG(res.net->ended) : -1);
         gk_buf b = {0};
         gk_json_out j;
         gk_json_init(&j, &b, false);
@@ -452,12 +455,24 @@ static run envelope(const char *script)
         write(n, b.data, b.len);
         _exit(res.status);
     }
+    return pid;
+}
+
+static run envelope_finish(pid_t pid)
+{
+    gk_autofree char *outp = gk_printf("%s/out", workdir), *errp = gk_printf("%s/err", workdir),
+                     *netp = gk_printf("%s/net.json", workdir);
     int st;
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
     run r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), gk_test_read(outp, NULL),
              gk_test_read(errp, NULL), gk_test_read(netp, NULL)};
     ck_assert_msg(r.out && r.net, "the run ended %d: %s", r.status, r.err ? r.err : "");
     return r;
+}
+
+static run envelope(const char *script)
+{
+    return envelope_finish(envelope_start(script));
 }
 
 #define CURL "curl -sS -m 30 -o /dev/null -w '%{http_code}\\n' "
@@ -704,6 +719,45 @@ START_TEST(concurrency_bound)
 }
 END_TEST
 
+/* The proxy killed mid-run (from outside: the command cannot reach it):
+ * the command's next connection fails, and the run says the proxy ended. */
+START_TEST(proxy_ended_during_the_run)
+{
+    world();
+    gk_autofree char *m1 = gk_printf("%s/m1", workdir), *m2 = gk_printf("%s/m2", workdir);
+    gk_autofree char *script = gk_printf("curl -sS -m 30 http://allowed.test/; touch %s; "
+                                         "while [ ! -e %s ]; do sleep 0.1; done; "
+                                         "curl -sS -m 10 http://allowed.test/; echo \"after $?\"",
+                                         m1, m2);
+    pid_t pid = envelope_start(script);
+    struct stat st;
+    for (int i = 0; i < 600 && stat(m1, &st) < 0; i++)
+        usleep(50000);
+    ck_assert_int_eq(stat(m1, &st), 0);
+    /* The proxy is the launching process's child named grantrun-proxy. */
+    gk_autofree char *kids_path = gk_printf("/proc/%d/task/%d/children", (int)pid, (int)pid);
+    gk_autofree char *kids = gk_test_read(kids_path, NULL);
+    ck_assert_ptr_nonnull(kids);
+    int killed = 0;
+    for (char *save = NULL, *tok = strtok_r(kids, " \n", &save); tok;
+         tok = strtok_r(NULL, " \n", &save)) {
+        gk_autofree char *comm_path = gk_printf("/proc/%s/comm", tok);
+        gk_autofree char *comm = gk_test_read(comm_path, NULL);
+        if (comm && strcmp(comm, "grantrun-proxy\n") == 0 && kill(atoi(tok), SIGKILL) == 0)
+            killed++;
+    }
+    ck_assert_int_eq(killed, 1);
+    write_file(m2, "");
+    run r = envelope_finish(pid);
+    expect_in("before", r.out, "hello from allowed.test");
+    ck_assert_msg(strstr(r.out, "after ") && !strstr(r.out, "after 0"), "%s", r.out);
+    expect_in("said", r.err, "proxy-ended 9\n");
+    expect_in("record", r.net, "\"host\":\"allowed.test\"");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
 START_TEST(record_bound)
 {
     world();
@@ -877,6 +931,7 @@ static Suite *net_suite(void)
     tcase_add_test(t, concurrency_bound);
     tcase_add_test(t, git_clone_over_http);
     tcase_add_test(t, record_bound);
+    tcase_add_test(t, proxy_ended_during_the_run);
     suite_add_tcase(s, t);
     return s;
 }
