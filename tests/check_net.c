@@ -237,14 +237,18 @@ static void serve_one(int c, const char *name)
 
 static void start_server(const char *addr, unsigned port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    bool v6 = strchr(addr, ':') != NULL;
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
     ck_assert_int_ge(fd, 0);
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
     inet_pton(AF_INET, addr, &a.sin_addr);
-    ck_assert_msg(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "bind %s:%u: %s", addr, port,
-                  strerror(errno));
+    inet_pton(AF_INET6, addr, &a6.sin6_addr);
+    int rc = v6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
+                : bind(fd, (struct sockaddr *)&a, sizeof(a));
+    ck_assert_msg(rc == 0, "bind %s:%u: %s", addr, port, strerror(errno));
     ck_assert_int_eq(listen(fd, 1024), 0);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -329,6 +333,7 @@ static void world_as(bool as_user)
     start_server(PUBLIC, 8080);
     start_server(PUBLIC, 443);
     start_server("127.0.0.1", 80);
+    start_server("::1", 8081);
     ck_assert_int_eq(chdir(workdir), 0);
 }
 
@@ -807,7 +812,7 @@ static void grantrun_policy(bool as_user)
                                        "    fs { write %s; }\n"
                                        "    net {\n"
                                        "        allow allowed.test *.apps.test other.test:8080\n"
-                                       "              127.0.0.1:80 private.test;\n"
+                                       "              127.0.0.1:80 [::1]:8081 private.test;\n"
                                        "        deny bad.apps.test;\n"
                                        "    }\n"
                                        "}\n",
@@ -816,13 +821,16 @@ static void grantrun_policy(bool as_user)
     gk_autofree char *report = gk_printf("%s/report.json", workdir);
     const char *script = "curl -sS -m 30 http://allowed.test/; curl -sS -m 30 http://x.apps.test/; "
                          CURL "http://bad.apps.test/; " CURL
-                         "http://elsewhere.example/; curl -sS -m 30 http://127.0.0.1/; " CURL
+                         "http://elsewhere.example/; curl -sS -m 30 http://127.0.0.1/; "
+                         "curl -sS -m 30 'http://[::1]:8081/'; " CURL "'http://[::1]:8082/'; "
+                         "curl -sS -m 30 -x \"$ALL_PROXY\" 'http://[::1]:8081/s'; " CURL
                          "http://private.test/; true";
     const char *args[] = {"-p", pol, "--report", report, "--", "sh", "-c", script, NULL};
     run r = grantrun(args);
     ck_assert_msg(r.status == 0, "status %d: %s\n%s", r.status, r.out, r.err);
     expect_in("control", r.out, "hello from allowed.test at " PUBLIC ":80");
     expect_in("literal", r.out, "hello from 127.0.0.1 at 127.0.0.1:80");
+    expect_in("literal v6", r.out, "hello from [::1]:8081 at ::1:8081\n403\nhello from [::1]:8081");
     expect_in("wildcard", r.out, "hello from x.apps.test at " PUBLIC ":80");
     gk_autofree char *deny = gk_printf("grantrun: net: refused bad.apps.test:80 (deny bad.apps.test; "
                                        "rule %s:6)\n",
@@ -832,6 +840,7 @@ static void grantrun_policy(bool as_user)
                                        pol);
     expect_in("stderr", r.err, deny);
     expect_in("stderr", r.err, none);
+    expect_in("stderr v6", r.err, "grantrun: net: refused [::1]:8082 (no allow rule matches; ");
     expect_in("stderr", r.err, "grantrun: net: refused private.test:80 (private.test resolved to "
                                "127.0.0.1, a loopback address, which only a literal-address "
                                "pattern may reach)\n");
