@@ -196,6 +196,17 @@ static void serve_one(int c, const char *name)
         write(c, head, strlen(head));
         write(c, o.data, o.len - 1);
         gk_buf_free(&o);
+    } else if (strcmp(path, "/big") == 0) {
+        static char zeros[65536];
+        size_t total = 64u << 20;
+        snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", total);
+        write(c, head, strlen(head));
+        for (size_t left = total; left;) {
+            ssize_t w = write(c, zeros, left < sizeof(zeros) ? left : sizeof(zeros));
+            if (w <= 0)
+                break;
+            left -= (size_t)w;
+        }
     } else if (strcmp(path, "/post") == 0) {
         /* An interim 100 Continue, then the final answer (keep-alive, which
          * the proxy turns into close). */
@@ -580,6 +591,22 @@ START_TEST(interim_answer_and_connection_close)
 }
 END_TEST
 
+/* 64 MiB each way, through a CONNECT tunnel and plain forwarding: the
+ * backpressure paths lose nothing. */
+START_TEST(bulk_both_ways)
+{
+    world();
+    run r = envelope("head -c 67108864 /dev/zero > big; "
+                     "curl -sS -m 60 -p --data-binary @big http://allowed.test:443/post; "
+                     "curl -sS -m 60 -H 'Expect:' --data-binary @big http://allowed.test/post; "
+                     "curl -sS -m 60 -p http://allowed.test:443/big | wc -c; "
+                     "curl -sS -m 60 -x \"$ALL_PROXY\" http://allowed.test/big | wc -c; rm big");
+    expect_in("uploads", r.out, "got 67108864 bytes\ngot 67108864 bytes\n67108864\n67108864\n");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
 START_TEST(redirect_second_hop_refused)
 {
     world();
@@ -932,6 +959,7 @@ static Suite *net_suite(void)
     tcase_add_test(t, socks5h_allowed_and_denied);
     tcase_add_test(t, connect_tunnel_and_other_port);
     tcase_add_test(t, redirect_second_hop_refused);
+    tcase_add_test(t, bulk_both_ways);
     tcase_add_test(t, interim_answer_and_connection_close);
     tcase_add_test(t, private_address_needs_a_literal);
     tcase_add_test(t, next_address_of_the_answer);
