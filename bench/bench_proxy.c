@@ -1,14 +1,14 @@
 /* bench_proxy.c - what the network allowlist's path costs (network.md §2),
  * against a direct loopback connection in the same invocation:
  *   - setup:      connect, one byte there and back, close; direct to a
- *                 loopback server, then through the relay (the helper's,
- *                 on a loopback port), the proxy's unix socket, CONNECT
- *                 and the proxy's own connect: median and ratio;
+ *                 loopback server, then through the loopback listener
+ *                 the helper hands to the proxy, CONNECT and the proxy's
+ *                 own connect: median and ratio;
  *   - throughput: 100 MiB from the server, read to EOF, both ways: MiB/s
  *                 and ratio.
  * The proxy decides with an allow-all function (the gate's cost is
- * bench_gate's). The relay and the proxy run in processes of their own,
- * as in a run; all of them end with the benchmark.
+ * bench_net's). The proxy runs in a process of its own, as in a run, and
+ * ends with the benchmark.
  *   make bench-proxy BENCH_PROXY_ARGS='--seconds 3 --mib 100'
  */
 #ifndef _GNU_SOURCE
@@ -169,24 +169,19 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/bench-net-XXXXXX";
     if (!mkdtemp(dir))
         return 2;
-    char sock[4096];
+    char sock[4096], ctl[4096];
     snprintf(sock, sizeof(sock), "%s/proxy.sock", dir);
+    snprintf(ctl, sizeof(ctl), "%s/handoff.sock", dir);
     gk_proxy *px = NULL;
-    if (gk_proxy_start(sock, allow_all, NULL, &px) < 0)
+    if (gk_proxy_start(sock, ctl, allow_all, NULL, &px) < 0)
         return 2;
-    /* The relay double-forks: start it from a process group of its own,
-     * ended as a whole at the end. */
-    pid_t group = fork();
-    if (group == 0) {
-        setpgid(0, 0);
-        const char *step = "";
-        if (gk_relay_start(relay_port, sock, &step) < 0)
-            _exit(1);
-        pause();
-        _exit(0);
+    /* What the helper does in the envelope: the loopback listeners go to
+     * the proxy. */
+    const char *step = "";
+    if (gk_relay_handoff(relay_port, ctl, &step) < 0) {
+        fprintf(stderr, "bench_proxy: %s\n", step);
+        return 2;
     }
-    setpgid(group, group);
-    usleep(100000);
 
     setup_case direct = {relay_port, echo_port, false}, via = {relay_port, echo_port, true};
     timing td, tv, sd, sv;
@@ -195,22 +190,21 @@ int main(int argc, char **argv)
     printf("%-28s %13s %13s %8s   (%ld MiB transfers)\n", "proxy", "median", "best", "ratio", mib);
     printf("%-28s %10.1f us %10.1f us %8s  (%zu runs)\n", "setup direct loopback",
            td.median_ms * 1e3, td.min_ms * 1e3, "1.00", td.runs);
-    printf("%-28s %10.1f us %10.1f us %8.2f  (%zu runs)\n", "setup via relay+proxy",
+    printf("%-28s %10.1f us %10.1f us %8.2f  (%zu runs)\n", "setup via proxy",
            tv.median_ms * 1e3, tv.min_ms * 1e3, tv.median_ms / td.median_ms, tv.runs);
     setup_case bd = {relay_port, bulk_port, false}, bv = {relay_port, bulk_port, true};
     if (bench_measure(one_bulk, &bd, seconds, &sd) || bench_measure(one_bulk, &bv, seconds, &sv))
         return 3;
     printf("%-28s %9.0f MiB/s %9.0f MiB/s %8s  (%zu runs)\n", "transfer direct",
            (double)mib * 1e3 / sd.median_ms, (double)mib * 1e3 / sd.min_ms, "1.00", sd.runs);
-    printf("%-28s %9.0f MiB/s %9.0f MiB/s %8.2f  (%zu runs)\n", "transfer via relay+proxy",
+    printf("%-28s %9.0f MiB/s %9.0f MiB/s %8.2f  (%zu runs)\n", "transfer via proxy",
            (double)mib * 1e3 / sv.median_ms, (double)mib * 1e3 / sv.min_ms,
            sd.median_ms / sv.median_ms, sv.runs);
     printf("(ratio: setup time via / direct; throughput via / direct)\n");
 
-    kill(-group, SIGKILL);
-    waitpid(group, NULL, 0);
     gk_proxy_stop(px, NULL);
     unlink(sock);
+    unlink(ctl);
     rmdir(dir);
     return 0;
 }

@@ -49,6 +49,7 @@ enum { FD_ARGS = 3, FD_SECCOMP = 4, FD_LANDLOCK = 5, FD_MOUNT_FILTER = 6, FD_STA
  * (outside every region a policy can name). */
 #define HELPER_IN_ENVELOPE "/.grantkit-helper"
 #define NET_SOCKET_IN_ENVELOPE "/.grantkit-net.sock"
+#define NET_CONTROL_IN_ENVELOPE "/.grantkit-net-handoff.sock"
 #define GK_NET_STR_(x) #x
 #define GK_NET_STR(x) GK_NET_STR_(x)
 
@@ -491,7 +492,7 @@ typedef struct envelope {
      * variables, the proxy's socket directory on the host, the proxy */
     bool net_allowlist;
     gk_strvec net_env;
-    char *net_dir, *net_socket;
+    char *net_dir, *net_socket, *net_control;
     gk_proxy *proxy;
 } envelope;
 
@@ -634,7 +635,9 @@ static bool net_setup(envelope *e, const gk_launch_opts *o, gk_launch_result *ou
             return false;
         }
         e->net_socket = gk_printf("%s/proxy.sock", e->net_dir);
-        int rc = gk_proxy_start(e->net_socket, o->net_decide, o->net_ctx, &e->proxy);
+        e->net_control = gk_printf("%s/handoff.sock", e->net_dir);
+        int rc = gk_proxy_start(e->net_socket, e->net_control, o->net_decide, o->net_ctx,
+                                &e->proxy);
         if (rc < 0) {
             fail(out, GK_RUN_FAILED,
                  gk_printf("confinement unavailable: cannot start the network proxy on %s: %s",
@@ -643,16 +646,22 @@ static bool net_setup(envelope *e, const gk_launch_opts *o, gk_launch_result *ou
         }
         out->net = gk_calloc(1, sizeof(*out->net));
     }
+    const char *control = NET_CONTROL_IN_ENVELOPE;
     if (e->pr->fs_restricted) {
         gk_strvec_push(&c->slot, "--ro-bind");
         gk_strvec_push(&c->slot, e->net_socket ? e->net_socket : "PROXY-SOCKET");
         gk_strvec_push(&c->slot, inside);
+        gk_strvec_push(&c->slot, "--ro-bind");
+        gk_strvec_push(&c->slot, e->net_control ? e->net_control : "PROXY-CONTROL");
+        gk_strvec_push(&c->slot, control);
     } else {
         inside = e->net_socket ? e->net_socket : "PROXY-SOCKET";
+        control = e->net_control ? e->net_control : "PROXY-CONTROL";
     }
+    (void)inside; /* the unix socket is there for clients that speak to it directly */
     gk_strvec_push(&c->fd_options, "--unshare-net");
     gk_strvec_push(&c->helper_options, "--net-relay");
-    gk_strvec_push_take(&c->helper_options, gk_printf("%d:%s", GK_NET_RELAY_PORT, inside));
+    gk_strvec_push_take(&c->helper_options, gk_printf("%d:%s", GK_NET_RELAY_PORT, control));
     return true;
 }
 
@@ -665,6 +674,10 @@ static void net_teardown(envelope *e, gk_launch_result *out)
     }
     if (e->net_socket)
         unlink(e->net_socket);
+    if (e->net_control)
+        unlink(e->net_control);
+    free(e->net_control);
+    e->net_control = NULL;
     if (e->net_dir)
         rmdir(e->net_dir);
     free(e->net_socket);

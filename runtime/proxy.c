@@ -195,6 +195,9 @@ typedef struct proxy {
     void *ctx;
     shared_log *log;
     size_t active;
+    int ctl_fd;              /* the handoff socket, until the one handoff */
+    struct event *ctl_event;
+    struct evconnlistener *handed[2]; /* the envelope's loopback listeners */
 } proxy;
 
 enum kind { K_HTTP, K_CONNECT, K_FORWARD, K_SOCKS };
@@ -983,9 +986,76 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
     (void)l, (void)arg; /* EMFILE and the like: the next accept may work */
 }
 
-int gk_proxy_serve(int listen_fd, gk_net_decide_fn decide, void *ctx, void *shared)
+/* The handoff (relay.h): one connection on the control socket brings the
+ * envelope's listening sockets (SCM_RIGHTS after "GKH1"); each one that
+ * is a listening TCP socket is served like the unix socket. Then the
+ * control socket closes: there is one handoff, the helper's, made before
+ * the command runs. Answers "ok", or "no" (the helper then runs nothing). */
+static void on_ctl(evutil_socket_t fd, short what, void *arg)
 {
-    proxy px = {.decide = decide, .ctx = ctx, .log = shared};
+    (void)what;
+    proxy *px = arg;
+    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0)
+        return;
+    struct timeval t = {5, 0};
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof(t));
+    char tag[4] = "";
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(2 * sizeof(int))];
+    } cm;
+    struct iovec iov = {tag, sizeof(tag)};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
+                       .msg_controllen = sizeof(cm.buf)};
+    ssize_t r = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
+    int fds[2] = {-1, -1};
+    size_t nfds = 0;
+    for (struct cmsghdr *h = r > 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+            for (size_t i = 0; i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                int got;
+                memcpy(&got, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+                if (nfds < 2)
+                    fds[nfds++] = got;
+                else
+                    close(got);
+            }
+    bool ok = r == 4 && memcmp(tag, "GKH1", 4) == 0 && nfds > 0;
+    for (size_t i = 0; i < nfds && ok; i++) {
+        int listening = 0, domain = 0, type = 0;
+        socklen_t len = sizeof(int);
+        ok = getsockopt(fds[i], SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 && listening &&
+             getsockopt(fds[i], SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+             (domain == AF_INET || domain == AF_INET6) &&
+             getsockopt(fds[i], SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+    }
+    for (size_t i = 0; i < nfds && ok; i++) {
+        evutil_make_socket_nonblocking(fds[i]);
+        px->handed[i] =
+            evconnlistener_new(px->base, on_accept, px, LEV_OPT_CLOSE_ON_FREE, -1, fds[i]);
+        ok = px->handed[i] != NULL;
+        if (ok) {
+            evconnlistener_set_error_cb(px->handed[i], on_accept_error);
+            fds[i] = -1;
+        }
+    }
+    for (size_t i = 0; i < nfds; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (send(c, ok ? "ok" : "no", 2, MSG_NOSIGNAL) < 0) {
+        /* the helper sees no answer and runs nothing */
+    }
+    close(c);
+    event_free(px->ctl_event);
+    px->ctl_event = NULL;
+    close(px->ctl_fd);
+    px->ctl_fd = -1;
+}
+
+int gk_proxy_serve(int listen_fd, int ctl_fd, gk_net_decide_fn decide, void *ctx, void *shared)
+{
+    proxy px = {.decide = decide, .ctx = ctx, .log = shared, .ctl_fd = ctl_fd};
     px.base = event_base_new();
     if (!px.base)
         return -ENOMEM;
@@ -1011,7 +1081,17 @@ int gk_proxy_serve(int listen_fd, gk_net_decide_fn decide, void *ctx, void *shar
         return -ENOMEM;
     }
     evconnlistener_set_error_cb(l, on_accept_error);
+    if (ctl_fd >= 0) {
+        px.ctl_event = event_new(px.base, ctl_fd, EV_READ | EV_PERSIST, on_ctl, &px);
+        if (!px.ctl_event || event_add(px.ctl_event, NULL) < 0)
+            return -ENOMEM;
+    }
     event_base_dispatch(px.base);
+    for (int i = 0; i < 2; i++)
+        if (px.handed[i])
+            evconnlistener_free(px.handed[i]);
+    if (px.ctl_event)
+        event_free(px.ctl_event);
     evconnlistener_free(l);
     evdns_base_free(px.dns, 0);
     event_base_free(px.base);
@@ -1025,25 +1105,41 @@ struct gk_proxy {
     shared_log *log;
 };
 
-int gk_proxy_start(const char *sock_path, gk_net_decide_fn decide, void *ctx, gk_proxy **out)
+static int unix_listener(const char *path, int backlog)
 {
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    if (strlen(sock_path) >= sizeof(sun.sun_path))
+    if (strlen(path) >= sizeof(sun.sun_path))
         return -ENAMETOOLONG;
-    strcpy(sun.sun_path, sock_path);
+    strcpy(sun.sun_path, path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, 1024) < 0) {
+    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, backlog) < 0) {
         int err = -errno;
         close(fd);
         return err;
+    }
+    return fd;
+}
+
+int gk_proxy_start(const char *sock_path, const char *ctl_path, gk_net_decide_fn decide,
+                   void *ctx, gk_proxy **out)
+{
+    int fd = unix_listener(sock_path, 1024);
+    if (fd < 0)
+        return fd;
+    int ctl = ctl_path ? unix_listener(ctl_path, 4) : -1;
+    if (ctl_path && ctl < 0) {
+        close(fd);
+        return ctl;
     }
     shared_log *log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                            -1, 0);
     if (log == MAP_FAILED) {
         int err = -errno;
         close(fd);
+        if (ctl >= 0)
+            close(ctl);
         return err;
     }
     pid_t parent = getpid();
@@ -1051,6 +1147,8 @@ int gk_proxy_start(const char *sock_path, gk_net_decide_fn decide, void *ctx, gk
     if (pid < 0) {
         int err = -errno;
         close(fd);
+        if (ctl >= 0)
+            close(ctl);
         munmap(log, sizeof(*log));
         return err;
     }
@@ -1062,15 +1160,16 @@ int gk_proxy_start(const char *sock_path, gk_net_decide_fn decide, void *ctx, gk
         static const int ignored[] = {SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGPIPE};
         for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
             signal(ignored[i], SIG_IGN);
-        /* Nothing of grantrun's but the socket: no pipe stays open here. */
+        /* Nothing of grantrun's but the sockets (at 3 and 4): no pipe
+         * stays open here. */
         int null = open("/dev/null", O_RDWR);
         for (int k = 0; k < 3 && null >= 0; k++)
             dup2(null, k);
-        int keep = fcntl(fd, F_DUPFD, 3);
-        if (keep < 0 || dup2(keep, 3) < 0)
+        int a = fcntl(fd, F_DUPFD, 10), b = ctl >= 0 ? fcntl(ctl, F_DUPFD, 10) : -1;
+        if (a < 0 || dup2(a, 3) < 0 || (b >= 0 && dup2(b, 4) < 0))
             _exit(1);
-        if (syscall(SYS_close_range, 4U, ~0U, 0) < 0)
-            for (int k = 4; k < 65536; k++)
+        if (syscall(SYS_close_range, 5U, ~0U, 0) < 0)
+            for (int k = 5; k < 65536; k++)
                 close(k);
         /* A tunnel's buffers come and go at 256 KiB: kept on the heap
          * (not mmap'd and unmapped each time, faulting every page in). */
@@ -1082,9 +1181,11 @@ int gk_proxy_start(const char *sock_path, gk_net_decide_fn decide, void *ctx, gk
             rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
             setrlimit(RLIMIT_NOFILE, &rl);
         }
-        _exit(gk_proxy_serve(3, decide, ctx, log) < 0 ? 1 : 0);
+        _exit(gk_proxy_serve(3, b >= 0 ? 4 : -1, decide, ctx, log) < 0 ? 1 : 0);
     }
     close(fd);
+    if (ctl >= 0)
+        close(ctl);
     gk_proxy *p = gk_calloc(1, sizeof(*p));
     p->pid = pid;
     p->log = log;

@@ -61,9 +61,11 @@ typedef struct gk_net_log {
 typedef struct gk_proxy gk_proxy;
 
 /* Bind a unix socket at sock_path (which must not exist) and fork the
- * proxy serving it. Returns 0 with *out, or -errno (nothing runs). */
-GK_HIDDEN int gk_proxy_start(const char *sock_path, gk_net_decide_fn decide, void *ctx,
-                             gk_proxy **out);
+ * proxy serving it; with ctl_path, also the control socket of the one
+ * handoff of the envelope's listeners (relay.h). Returns 0 with *out, or
+ * -errno (nothing runs). */
+GK_HIDDEN int gk_proxy_start(const char *sock_path, const char *ctl_path,
+                             gk_net_decide_fn decide, void *ctx, gk_proxy **out);
 /* End the proxy, wait for it, and move its records into *log (may be
  * NULL); frees p. */
 GK_HIDDEN void gk_proxy_stop(gk_proxy *p, gk_net_log *log);
@@ -71,7 +73,7 @@ GK_HIDDEN void gk_proxy_stop(gk_proxy *p, gk_net_log *log);
 /* Serve an already listening socket in this process until killed (what
  * the forked proxy runs; tests and benchmarks may run it themselves).
  * Returns -errno when the event loop cannot start. */
-GK_HIDDEN int gk_proxy_serve(int listen_fd, gk_net_decide_fn decide, void *ctx,
+GK_HIDDEN int gk_proxy_serve(int listen_fd, int ctl_fd, gk_net_decide_fn decide, void *ctx,
                              void *shared_log);
 
 /* Is an address (text, no brackets) in a range a name pattern may not

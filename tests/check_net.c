@@ -790,6 +790,25 @@ START_TEST(proxy_ended_during_the_run)
 }
 END_TEST
 
+/* The relay is out of the command's reach: kill -9 -1 leaves the network
+ * as it was, the port cannot be taken over, and the handoff socket takes
+ * nothing more once the helper used it. */
+START_TEST(relay_out_of_reach)
+{
+    world();
+    run r = envelope("kill -9 -1; sleep 0.2; curl -sS -m 30 http://allowed.test/; "
+                     "timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128' 2>/dev/null && "
+                     "echo connect-ok; "
+                     "curl -sS -m 5 --unix-socket /.grantkit-net-handoff.sock http://x/; "
+                     "echo \"handoff $?\"");
+    expect_in("still there", r.out, "hello from allowed.test");
+    expect_in("port", r.out, "connect-ok\n");
+    expect_in("handoff closed", r.out, "handoff 7\n");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
 START_TEST(record_bound)
 {
     world();
@@ -968,6 +987,7 @@ static Suite *net_suite(void)
     tcase_add_test(t, concurrency_bound);
     tcase_add_test(t, git_clone_over_http);
     tcase_add_test(t, record_bound);
+    tcase_add_test(t, relay_out_of_reach);
     tcase_add_test(t, proxy_ended_during_the_run);
     suite_add_tcase(s, t);
     return s;
