@@ -21,6 +21,10 @@
  *     explaining fold) and grant_check_exec_query answer as gk_decide_exec,
  *     and "admitted for some argv[1]" (index and fold) as gk_decide_exec
  *     for one word; the host gates as gk_decide_gate;
+ *   - the connect gate (gk_gate_connect with and without a verdict,
+ *     grant_check_connect, grant_decide_connect) answers as
+ *     gk_decide_connect over random destination lists, and a destination
+ *     the reader refuses ("127.1", "", port 0) is -EINVAL at every door;
  *   - gk_layer_join is sound (never allows what both sides deny) and, when
  *     it says it is not lossy, exactly the union;
  *   - every verdict names an origin and a rule, and grant_verdict_json
@@ -92,6 +96,18 @@ static const char *const argv1s[] = {"log", "push", "status", "x"};
 static const char *const gates[] = {"net", "shell.chdir", "editor.read", "editor.write",
                                     "editor.tui"};
 static const char *const origins[] = {"a.grant:1", "b.grant:7", "base/x.grant:12", "t:3"};
+/* Destinations (network.md): nested wildcards, ports, both families. */
+static const char *const dest_patterns[] = {
+    "github.com",      "*.github.com",     "api.github.com",    "*.api.github.com",
+    "github.com:443",  "*.github.com:443", "api.github.com:22", "*.gist.github.com",
+    "127.0.0.1:8080",  "[::1]",            "*.co.uk",           "npmjs.org",
+};
+static const char *const dest_hosts[] = {
+    "github.com", "API.github.com.", "x.api.github.com", "a.gist.github.com", "npmjs.org",
+    "127.0.0.1",  "::ffff:127.0.0.1", "[::1]",           "bbc.co.uk",         "co.uk",
+    "127.1",      "",
+};
+static const unsigned dest_ports[] = {22, 443, 8080, 0};
 
 /* ---- layers and stacks ----------------------------------------------------------- */
 
@@ -160,8 +176,22 @@ static gk_layer *rnd_layer(chooser *c, unsigned id)
         if (coin(c, 20))
             gk_entries_add(&x->veto_match, PICK(c, patterns), PICK(c, origins));
     }
-    if (coin(c, 60))
-        f->net = rnd_tri(c);
+    if (coin(c, 60)) {
+        if (coin(c, 50)) {
+            f->net_list = true;
+            for (int k = 0; k < 2; k++)
+                for (size_t n = pick(c, k ? 3 : 4); n > 0; n--) {
+                    gk_dest d;
+                    if (gk_dest_parse_pattern(PICK(c, dest_patterns), &d, NULL) < 0)
+                        abort();
+                    char *t = gk_dest_format(&d);
+                    gk_entries_add(k ? &f->netd.deny : &f->netd.allow, t, PICK(c, origins));
+                    free(t);
+                }
+        } else {
+            f->net = rnd_tri(c);
+        }
+    }
     if (coin(c, 50)) {
         f->has_shell = true;
         f->chdir = rnd_tri(c);
@@ -189,8 +219,11 @@ static void rnd_stack(chooser *c, gk_stack *s, unsigned *id)
 /* ---- queries ------------------------------------------------------------------------ */
 
 typedef struct query {
-    int kind; /* 0 read, 1 write, 2 exec, 3 host gate */
+    int kind; /* 0 read, 1 write, 2 exec, 3 host gate, 4 connect */
     const char *path;
+    unsigned port;
+    gk_dest dest;
+    bool dest_ok; /* the host and port read as a destination */
     grant_exec_query e;
     char walked[64], canonical[64];
 } query;
@@ -198,7 +231,13 @@ typedef struct query {
 static void rnd_query(chooser *c, query *x)
 {
     memset(x, 0, sizeof(*x));
-    x->kind = (int)pick(c, 4);
+    x->kind = (int)pick(c, 5);
+    if (x->kind == 4) {
+        x->path = PICK(c, dest_hosts);
+        x->port = PICK(c, dest_ports);
+        x->dest_ok = gk_dest_parse_query(x->path, x->port, &x->dest) == 0;
+        return;
+    }
     if (x->kind < 2) {
         size_t k = pick(c, 100);
         x->path = k < 80 ? PICK(c, paths) : k < 90 ? PICK(c, aliases) : k < 98 ? PICK(c, odd_paths)
@@ -241,6 +280,8 @@ static bool stack_decide(const gk_stack *s, const query *x)
         return gk_decide_fs(s, GRANT_OP_WRITE, x->path);
     case 2:
         return gk_decide_exec(s, &x->e);
+    case 4:
+        return x->dest_ok && gk_decide_connect(s, &x->dest);
     default:
         return gk_decide_gate(s, x->path) == GK_TRI_TRUE;
     }
@@ -267,6 +308,8 @@ static char *describe_query(const query *x)
         return gk_printf("exec %s walked=%s canonical=%s argv1=%s", x->e.spelling,
                          x->e.walked ? x->e.walked : "-", x->e.canonical ? x->e.canonical : "-",
                          x->e.argv1 ? x->e.argv1 : "-");
+    if (x->kind == 4)
+        return gk_printf("connect %s %u", x->path, x->port);
     return gk_printf("%s %s", x->kind == 0 ? "read" : x->kind == 1 ? "write" : "gate",
                      x->path == deep_path ? "(the 300-component path)" : x->path);
 }
@@ -390,6 +433,22 @@ static bool gate_answer(const grant_policy *p, const world *w, const query *x, b
         if ((gk_gate_exec_some_argv1(p, &x->e) == GRANT_ALLOWED) != some ||
             gk_decide_exec_some_argv1(&p->stack, &x->e) != some)
             broken("admitted for some argv[1] disagrees with the fold", w, x);
+    } else if (x->kind == 4) {
+        /* A destination no client may ask (-EINVAL) is refused. */
+        grant_verdict *pv = NULL;
+        int rc = grant_check_connect(p, x->path, x->port, &pv);
+        int d = grant_decide_connect(p, x->path, x->port);
+        if ((rc < 0) != !x->dest_ok || (rc < 0 && d != rc) || (rc < 0 && pv))
+            broken("grant_check_connect refuses a destination the reader takes, or not", w, x);
+        if (!x->dest_ok)
+            return false;
+        a = gk_gate_connect(p, &x->dest, &v);
+        if (gk_gate_connect(p, &x->dest, NULL) != a || v.answer != a ||
+            grant_verdict_answer(pv) != a || d != (a == GRANT_ALLOWED))
+            broken("the connect gate's doors disagree", w, x);
+        if ((a == GRANT_ALLOWED) != gk_decide_connect(&p->stack, &x->dest))
+            broken("the connect gate disagrees with the fold", w, x);
+        grant_verdict_free(pv);
     } else {
         a = gk_gate_gate(p, x->path, &v);
         if ((a == GRANT_ALLOWED) != (gk_decide_gate(&p->stack, x->path) == GK_TRI_TRUE))
@@ -414,6 +473,8 @@ static void check_query(const world *w, const gk_stack *a, const gk_stack *b, co
     bool gab = gate_answer(w->pab, w, x, k % 3 == 2, json && k % 3 == 2);
     if (gab != (ga && gb))
         broken("meet is not exactly conjunction (gate)", w, x);
+    if (x->kind == 4 && (ga != da || gb != db))
+        broken("the connect gate is not the fold", w, x);
     if (!w->implicit && !w->sources && x->kind < 2 && (ga != da || gb != db))
         broken("the gate without implicit grants or sources is not the fold", w, x);
     if (w->implicit && x->kind < 2 && ((da && !ga) || (db && !gb)) && !w->sources)

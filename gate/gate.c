@@ -1104,8 +1104,9 @@ grant_answer gk_gate_gate(const grant_policy *p, const char *gate, grant_verdict
 /* ---- network destinations (network.md §1) --------------------------------- */
 
 /* Every layer with a net opinion must allow: the first that refuses
- * decides; an allowed destination cites the last layer that allowed it
- * (the most specific: a list layer stacked on `net allow;`). */
+ * decides; an allowed destination cites the allow pattern of the last list
+ * layer that matched it (what says why this host, rather than a
+ * `net allow;` under it), else the last layer that allowed it. */
 grant_answer gk_gate_connect(const grant_policy *p, const gk_dest *q, grant_verdict *v)
 {
     const gk_layer *last = NULL;
@@ -1121,7 +1122,7 @@ grant_answer gk_gate_connect(const grant_policy *p, const gk_dest *q, grant_verd
             gk_why_clear(&last_why);
             return GRANT_DENIED;
         }
-        if (d == 1 && v) {
+        if (d == 1 && v && (f->net_list || !last || !last->net_list)) {
             last = f;
             gk_why_clear(&last_why);
             last_why = why;

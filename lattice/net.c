@@ -11,6 +11,7 @@
  * less than the union, never more). */
 #include "lattice/lattice.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,81 @@ static void why_set(gk_why *why, const char *origin, char *rule)
     why->rule = rule;
 }
 
+/* The position of key in e (sorted bytewise), or -1. */
+static long find_key(const gk_entries *e, const char *key)
+{
+    size_t lo = 0, hi = e->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = gk_strcmp_bytes(e->v[mid].key, key);
+        if (c == 0)
+            return (long)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* key = pre + host + post, then with ":PORT" (port: its digits). Returns
+ * the length without the port. */
+static size_t put_key(char *key, const char *pre, const char *host, size_t hlen, const char *post)
+{
+    size_t n = 0, l = strlen(pre);
+    memcpy(key, pre, l);
+    n += l;
+    memcpy(key + n, host, hlen);
+    n += hlen;
+    l = strlen(post);
+    memcpy(key + n, post, l);
+    return n + l;
+}
+
+static long find_both(const gk_entries *e, char *key, size_t n, const char *port, size_t plen)
+{
+    key[n] = ':';
+    memcpy(key + n + 1, port, plen + 1);
+    long i = find_key(e, key);
+    if (i >= 0)
+        return i;
+    key[n] = 0;
+    return find_key(e, key);
+}
+
+/* A pattern covers q exactly when its canonical key is one of q's
+ * candidate keys: HOST:PORT and HOST, then for each suffix after a '.' of
+ * a name, from the longest, *.SUFFIX:PORT and *.SUFFIX (an address has no
+ * suffixes). So a check is a few binary searches, not a scan, and the
+ * pattern that decides is the most specific one that matches. */
+static long find_match(const gk_entries *e, const gk_dest *q)
+{
+    if (!e->n)
+        return -1;
+    char key[GK_DEST_HOST_MAX + 16], port[8];
+    size_t plen = 0;
+    for (unsigned p = q->port; p; p /= 10)
+        port[plen++] = (char)('0' + p % 10);
+    for (size_t i = 0; i < plen / 2; i++) {
+        char t = port[i];
+        port[i] = port[plen - 1 - i];
+        port[plen - 1 - i] = t;
+    }
+    port[plen] = 0;
+    bool v6 = q->kind == GK_DEST_V6;
+    size_t hlen = strlen(q->host);
+    long i = find_both(e, key, put_key(key, v6 ? "[" : "", q->host, hlen, v6 ? "]" : ""), port,
+                       plen);
+    if (i >= 0 || q->kind != GK_DEST_NAME)
+        return i;
+    for (const char *d = strchr(q->host, '.'); d; d = strchr(d + 1, '.')) {
+        size_t n = put_key(key, "*", d, hlen - (size_t)(d - q->host), "");
+        if ((i = find_both(e, key, n, port, plen)) >= 0)
+            return i;
+    }
+    return -1;
+}
+
 int gk_layer_decide_connect(const gk_layer *f, const gk_dest *q, gk_why *why)
 {
     if (!f->net_list) {
@@ -121,18 +197,20 @@ int gk_layer_decide_connect(const gk_layer *f, const gk_dest *q, gk_why *why)
         return f->net == GK_TRI_TRUE;
     }
     const gk_net_dim *n = &f->netd;
-    for (size_t i = 0; i < n->deny.n; i++)
-        if (gk_dest_matches(&n->deny_d[i], q)) {
+    long i = find_match(&n->deny, q);
+    if (i >= 0) {
+        if (why)
             why_set(why, n->deny.v[i].origin, gk_concat("deny ", n->deny.v[i].key));
-            return 0;
-        }
-    for (size_t i = 0; i < n->allow.n; i++)
-        if (gk_dest_matches(&n->allow_d[i], q)) {
+        return 0;
+    }
+    if ((i = find_match(&n->allow, q)) >= 0) {
+        if (why)
             why_set(why, n->allow.v[i].origin, gk_concat("allow ", n->allow.v[i].key));
-            return 1;
-        }
-    why_set(why, f->gate_origin[0] ? f->gate_origin[0] : f->origin,
-            gk_strdup("no allow rule matches"));
+        return 1;
+    }
+    if (why)
+        why_set(why, f->gate_origin[0] ? f->gate_origin[0] : f->origin,
+                gk_strdup("no allow rule matches"));
     return 0;
 }
 

@@ -891,12 +891,23 @@ static void collect_exec(const grant_policy *p, const gk_projection *pr, gk_strv
 }
 
 /* The whole comparison for one policy and one profile text. */
+/* A destination list's profile reaches only a proxy on localhost, whose
+ * port is a parameter without a value (known when the proxy runs): the
+ * differential gives it this one. */
+#define PROXY_PORT_PARAM "PROXY_PORT=3128"
+static const char *const proxy_params[] = {PROXY_PORT_PARAM};
+static size_t n_proxy_params(const char *sbpl)
+{
+    return strstr(sbpl, "(param \"PROXY_PORT\")") ? 1 : 0;
+}
+
 static void differential(diffstat *st, const char *policy, const grant_policy *p,
                          const char *sbpl, size_t len, const grant_sbpl *sp)
 {
     grant_diags *d = grant_diags_new();
     grant_sbpl *s = NULL;
-    int rc = grant_sbpl_read_buffer(policy, sbpl, len, NULL, 0, GRANT_SBPL_NO_IMPORT, d, &s);
+    int rc = grant_sbpl_read_buffer(policy, sbpl, len, proxy_params, n_proxy_params(sbpl),
+                                    GRANT_SBPL_NO_IMPORT, d, &s);
     if (rc != 0) {
         gk_autofree char *m = gk_test_render_diags(d);
         ck_abort_msg("%s: the emitted profile does not read:\n%s\n%s", policy, m, sbpl);
@@ -953,6 +964,15 @@ static void differential(diffstat *st, const char *policy, const grant_policy *p
         gk_autofree char *what = gk_printf("connect %s", addrs[i]);
         judge(st, policy, what, sb, sbwhy, net, "net");
     }
+    /* A destination list: the proxy, which applies it, is the one place the
+     * profile lets the command connect to. */
+    bool list = grant_policy_net_mode(p) == GRANT_NET_LIST;
+    {
+        gk_autofree char *sbwhy = NULL;
+        int sb = sbpl_says(s, "network-outbound", "localhost:3128", &sbwhy);
+        judge(st, policy, "connect localhost:3128 (the destination proxy)", sb, sbwhy,
+              list || net, list ? "net list: the proxy decides" : "net");
+    }
     gk_strvec_free(&files);
     gk_strvec_free(&argv1s);
     gk_strvec_free(&q);
@@ -975,6 +995,8 @@ static grant_sbpl *read_params_variant(const char *policy, const grant_policy *p
             gk_strvec_push_take(&params, gk_strndup(l + 6, n - 6));
         l = e ? e + 1 : NULL;
     }
+    if (n_proxy_params(out))
+        gk_strvec_push(&params, PROXY_PORT_PARAM);
     gk_autofree char *name = gk_printf("%s (params)", policy);
     grant_diags *d = grant_diags_new();
     grant_sbpl *s = NULL;

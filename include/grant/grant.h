@@ -232,8 +232,11 @@ GRANT_API grant_net_mode grant_policy_net_mode(const grant_policy *p);
  *   `net deny;` nothing; a layer without net has no opinion).
  * - grant_verdict_origin is "file:line" of the deciding rule: the deny
  *   pattern that matched, or for an allowed destination the allow pattern
- *   (of the last layer that allowed it); when no allow pattern matched,
- *   the layer's `net` keyword. "no-opinion" when no layer has one.
+ *   that matched in the last list layer (else the last `net allow;`); of
+ *   several matching patterns the most specific (HOST:PORT, HOST, then the
+ *   longest *.SUFFIX, with its port first); when
+ *   no allow pattern matched, the layer's `net` keyword. "no-opinion" when
+ *   no layer has one.
  *   grant_verdict_rule is "allow *.github.com", "deny *.gist.github.com",
  *   "no allow rule matches", "net allow" or "net deny";
  *   grant_verdict_identity the destination in canonical form
