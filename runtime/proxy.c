@@ -225,17 +225,17 @@ typedef struct conn {
     char *rule;   /* the allowing rule */
     struct evdns_getaddrinfo_request *dnsreq;
     struct event *dnstimer;
-    time_t last;
+    long long last; /* ms: the last byte either way */
     candidate cand[MAX_CANDIDATES];
     size_t ncand, icand;
     int connect_err;
 } conn;
 
-static time_t now_s(void)
+static long long now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec;
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void conn_free(conn *c)
@@ -742,7 +742,7 @@ static void socks_step(conn *c)
 static void on_cl_read(struct bufferevent *bev, void *arg)
 {
     conn *c = arg;
-    c->last = now_s();
+    c->last = now_ms();
     struct evbuffer *in = bufferevent_get_input(bev);
     switch (c->state) {
     case S_HEAD: {
@@ -802,7 +802,7 @@ static void on_cl_read(struct bufferevent *bev, void *arg)
 static void on_cl_write(struct bufferevent *bev, void *arg)
 {
     conn *c = arg;
-    c->last = now_s();
+    c->last = now_ms();
     if (c->state == S_FLUSH) {
         if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
             conn_free(c);
@@ -817,7 +817,12 @@ static void on_cl_write(struct bufferevent *bev, void *arg)
  * side was quiet too. Returns true when c was freed. */
 static bool idle(conn *c, struct bufferevent *bev)
 {
-    if (now_s() - c->last < GK_NET_IDLE_S) {
+    long long quiet = now_ms() - c->last;
+    if (quiet < GK_NET_IDLE_S * 1000LL) {
+        /* The other side was busy: wait out the rest of the bound. */
+        long long rest = GK_NET_IDLE_S * 1000LL - quiet;
+        struct timeval t = {(time_t)(rest / 1000), (suseconds_t)(rest % 1000) * 1000};
+        bufferevent_set_timeouts(bev, &t, NULL);
         bufferevent_enable(bev, EV_READ);
         return false;
     }
@@ -850,7 +855,7 @@ static void on_cl_event(struct bufferevent *bev, short what, void *arg)
 static void on_up_read(struct bufferevent *bev, void *arg)
 {
     conn *c = arg;
-    c->last = now_s();
+    c->last = now_ms();
     struct evbuffer *in = bufferevent_get_input(bev);
     /* An interim answer (100 Continue, 103) goes on as it is; the final
      * head gets "Connection: close" in place of the hop-by-hop headers. */
@@ -890,7 +895,7 @@ static void on_up_write(struct bufferevent *bev, void *arg)
 {
     (void)bev;
     conn *c = arg;
-    c->last = now_s();
+    c->last = now_ms();
     if (!c->cl_eof && (c->state == S_TUNNEL || c->state == S_UP_HEAD))
         bufferevent_enable(c->cl, EV_READ);
     maybe_done(c);
@@ -967,7 +972,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     conn *c = gk_calloc(1, sizeof(*c));
     c->px = px;
     c->over = px->active >= GK_NET_MAX_CONNS;
-    c->last = now_s();
+    c->last = now_ms();
     px->active++;
     c->cl = bufferevent_socket_new(px->base, fd, BEV_OPT_CLOSE_ON_FREE);
     if (!c->cl) {

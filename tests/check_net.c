@@ -72,6 +72,7 @@ static int table_decide(void *ctx, const char *host, unsigned port, gk_net_decis
 /* ---- the world: namespaces and servers ---- */
 
 static char *workdir;
+static long run_timeout_ms = 90000; /* the envelope's --timeout */
 static uid_t outer_uid; /* who runs the envelope (nested: not root in it) */
 static gid_t outer_gid;
 static bool nested;
@@ -283,6 +284,40 @@ static void start_server(const char *addr, unsigned port)
     close(fd);
 }
 
+/* A raw TCP server for the idle bound: every `every` seconds a byte, or
+ * (0) never one. */
+static void start_raw_server(unsigned port, unsigned every)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, PUBLIC, &a.sin_addr);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(fd, 16), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGCHLD, SIG_IGN);
+        signal(SIGPIPE, SIG_IGN);
+        for (;;) {
+            int c = accept(fd, NULL, NULL);
+            if (c >= 0 && fork() == 0) {
+                for (;;) {
+                    if (!every)
+                        pause();
+                    sleep(every);
+                    if (write(c, "x", 1) != 1)
+                        _exit(0);
+                }
+            }
+            close(c);
+        }
+    }
+    close(fd);
+}
+
 /* A resolver that never answers (for the DNS bound). */
 static void start_silent_dns(void)
 {
@@ -450,7 +485,7 @@ static pid_t envelope_start(const char *script)
         const char *env[] = {"PATH=/usr/bin:/bin", "HOME=/nonexistent", "LANG=C", NULL};
         gk_autofree char *helper = gk_printf("%s/runtime/grantkit-helper", gk_test_builddir());
         gk_launch_opts lo = {.argv = argv, .argc = 3, .env = env, .bwrap = BWRAP,
-                             .helper = helper, .timeout_ms = 90000,
+                             .helper = helper, .timeout_ms = run_timeout_ms,
                              .net_decide = table_decide};
         gk_launch_result res = {0};
         if (gk_launch(p, &lo, d, NULL, &res) < 0)
@@ -937,6 +972,38 @@ START_TEST(report_without_lists)
 }
 END_TEST
 
+/* The idle bound (300 s; `make check-net-idle`, not part of make check):
+ * a tunnel with no byte either way is closed after it, while one whose
+ * server side sends a byte a minute (its client never does) stays. */
+START_TEST(idle_bound)
+{
+    world();
+    start_raw_server(7000, 0);
+    start_raw_server(7001, 60);
+    gk_autofree char *t = gk_printf("%s/t.sh", workdir);
+    write_file(t, "exec 3<>/dev/tcp/127.0.0.1/3128\n"
+                  "printf 'CONNECT allowed.test:%s HTTP/1.1\\r\\n\\r\\n' \"$1\" >&3\n"
+                  "read -r status <&3; read -r blank <&3; echo \"$status\"\n"
+                  "timeout 340 cat <&3 >/dev/null\n"
+                  "echo \"rc $? at $SECONDS\"\n");
+    run_timeout_ms = 400000;
+    run r = envelope("bash t.sh 7000 > quiet.out & bash t.sh 7001 > busy.out & wait; "
+                     "cat quiet.out busy.out");
+    run_timeout_ms = 90000;
+    long quiet_at = -1, busy_at = -1;
+    int quiet_rc = -1, busy_rc = -1;
+    const char *qa = strstr(r.out, "rc "), *ba = qa ? strstr(qa + 1, "rc ") : NULL;
+    ck_assert_msg(qa && ba && sscanf(qa, "rc %d at %ld", &quiet_rc, &quiet_at) == 2 &&
+                      sscanf(ba, "rc %d at %ld", &busy_rc, &busy_at) == 2,
+                  "%s\n%s", r.out, r.err);
+    ck_assert_msg(quiet_rc == 0 && quiet_at >= GK_NET_IDLE_S - 2 && quiet_at <= GK_NET_IDLE_S + 10,
+                  "the quiet tunnel: %s", r.out);
+    ck_assert_msg(busy_rc == 124, "the busy tunnel ended before its timeout: %s", r.out);
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
 START_TEST(address_ranges)
 {
     static const struct {
@@ -990,6 +1057,13 @@ static Suite *net_suite(void)
     tcase_add_test(t, relay_out_of_reach);
     tcase_add_test(t, proxy_ended_during_the_run);
     suite_add_tcase(s, t);
+    /* Five minutes and more: only when asked (make check-net-idle). */
+    if (getenv("GK_NET_IDLE_TEST")) {
+        TCase *idle = tcase_create("idle");
+        tcase_set_timeout(idle, 420);
+        tcase_add_test(idle, idle_bound);
+        suite_add_tcase(s, idle);
+    }
     return s;
 }
 
