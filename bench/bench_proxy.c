@@ -173,12 +173,13 @@ int main(int argc, char **argv)
     snprintf(sock, sizeof(sock), "%s/proxy.sock", dir);
     snprintf(ctl, sizeof(ctl), "%s/handoff.sock", dir);
     gk_proxy *px = NULL;
-    if (gk_proxy_start(sock, ctl, allow_all, NULL, &px) < 0)
+    gk_proxy_opts po = {sock, ctl, "bench", false, allow_all, NULL};
+    if (gk_proxy_start(&po, &px) < 0)
         return 2;
     /* What the helper does in the envelope: the loopback listeners go to
      * the proxy. */
     const char *step = "";
-    if (gk_relay_handoff(relay_port, ctl, &step) < 0) {
+    if (gk_relay_handoff(relay_port, "bench", ctl, &step) < 0) {
         fprintf(stderr, "bench_proxy: %s\n", step);
         return 2;
     }

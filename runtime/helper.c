@@ -3,7 +3,7 @@
  *
  *   grantkit-helper [--status-fd N] [--noexec PATH]... [--nproc N]
  *                   [--nofile N] [--cpu SECONDS] [--as BYTES] [--landlock-fd N]
- *                   [--seccomp-fd N] [--net-relay PORT:CONTROL] -- COMMAND [ARG...]
+ *                   [--seccomp-fd N] [--net-relay PORT:TOKEN:CONTROL] -- COMMAND [ARG...]
  *
  * Runs inside bwrap with CAP_SYS_ADMIN in the envelope's user namespace
  * only, and in this order: remounts each --noexec path nosuid,nodev,noexec
@@ -12,7 +12,8 @@
  * capability; applies the Landlock ruleset read from --landlock-fd; loads
  * the seccomp program read from --seccomp-fd (the mount filter); with
  * --net-relay, hands the envelope's loopback listeners on PORT to the
- * network proxy through its CONTROL socket (relay.h); execs
+ * network proxy through its CONTROL socket, with the run's TOKEN
+ * (relay.h); execs
  * COMMAND (PATH search in the envelope's environment). When it remounted
  * anything noexec, a regular file on descriptor 0-2 reaches COMMAND as a
  * pipe, the helper staying behind as its relay (guard_stdio).
@@ -524,9 +525,11 @@ int main(int argc, char **argv)
         char *end;
         long port = strtol(net_relay, &end, 10);
         const char *step = "relay";
-        if (*end != ':' || port < 1 || port > 65535 || end[1] != '/')
-            usage("--net-relay: not PORT:/CONTROL");
-        int rc = gk_relay_handoff((unsigned)port, end + 1, &step);
+        char *token = end + 1, *path = *end == ':' ? strchr(token, ':') : NULL;
+        if (!path || port < 1 || port > 65535 || path[1] != '/' || path - token > 64)
+            usage("--net-relay: not PORT:TOKEN:/CONTROL");
+        *path++ = '\0';
+        int rc = gk_relay_handoff((unsigned)port, token, path, &step);
         if (rc < 0)
             report(125, "setup %s: %s", step, strerror(-rc));
     }

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -493,6 +494,7 @@ typedef struct envelope {
     bool net_allowlist;
     gk_strvec net_env;
     char *net_dir, *net_socket, *net_control;
+    char net_token[33];       /* the handoff's secret, hex */
     gk_proxy *proxy;
 } envelope;
 
@@ -613,6 +615,17 @@ static void net_environment(const char *const *env, gk_strvec *out)
     out->n--; /* the terminator stays past the end */
 }
 
+/* 16 random bytes in hex: what the helper's handoff must carry. */
+static bool net_token(char out[33])
+{
+    unsigned char r[16];
+    if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+        return false;
+    for (size_t i = 0; i < sizeof(r); i++)
+        snprintf(out + 2 * i, 3, "%02x", r[i]);
+    return true;
+}
+
 /* The network allowlist's parts: the proxy on a socket in a private
  * directory on the host (started here unless dry), the socket where the
  * envelope sees it, the relay, and a network namespace of the envelope's
@@ -636,8 +649,16 @@ static bool net_setup(envelope *e, const gk_launch_opts *o, gk_launch_result *ou
         }
         e->net_socket = gk_printf("%s/proxy.sock", e->net_dir);
         e->net_control = gk_printf("%s/handoff.sock", e->net_dir);
-        int rc = gk_proxy_start(e->net_socket, e->net_control, o->net_decide, o->net_ctx,
-                                &e->proxy);
+        if (!net_token(e->net_token)) {
+            fail(out, GK_RUN_FAILED,
+                 gk_printf("cannot make the proxy's handoff token: %s", strerror(errno)));
+            return false;
+        }
+        /* With the root on bwrap's tmpfs the envelope keeps its binds of the
+         * sockets, so their host paths can go once handed off. */
+        gk_proxy_opts po = {e->net_socket, e->net_control, e->net_token, e->pr->fs_restricted,
+                            o->net_decide, o->net_ctx};
+        int rc = gk_proxy_start(&po, &e->proxy);
         if (rc < 0) {
             fail(out, GK_RUN_FAILED,
                  gk_printf("confinement unavailable: cannot start the network proxy on %s: %s",
@@ -661,7 +682,9 @@ static bool net_setup(envelope *e, const gk_launch_opts *o, gk_launch_result *ou
     (void)inside; /* the unix socket is there for clients that speak to it directly */
     gk_strvec_push(&c->fd_options, "--unshare-net");
     gk_strvec_push(&c->helper_options, "--net-relay");
-    gk_strvec_push_take(&c->helper_options, gk_printf("%d:%s", GK_NET_RELAY_PORT, control));
+    gk_strvec_push_take(&c->helper_options,
+                        gk_printf("%d:%s:%s", GK_NET_RELAY_PORT,
+                                  *e->net_token ? e->net_token : "TOKEN", control));
     return true;
 }
 

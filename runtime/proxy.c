@@ -195,6 +195,7 @@ typedef struct proxy {
     void *ctx;
     shared_log *log;
     size_t active;
+    const gk_proxy_opts *opts;
     int ctl_fd;              /* the handoff socket, until the one handoff */
     struct event *ctl_event;
     struct evconnlistener *handed[2]; /* the envelope's loopback listeners */
@@ -1005,7 +1006,7 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
         return;
     struct timeval t = {5, 0};
     setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof(t));
-    char tag[4] = "";
+    char tag[80] = "";
     union {
         struct cmsghdr h;
         char buf[CMSG_SPACE(2 * sizeof(int))];
@@ -1026,7 +1027,14 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
                 else
                     close(got);
             }
-    bool ok = r == 4 && memcmp(tag, "GKH1", 4) == 0 && nfds > 0;
+    /* "GKH1" and the run's token: another envelope that finds this socket
+     * (a shared /tmp) cannot hand its listeners to this run's proxy. */
+    const char *token = px->opts->token ? px->opts->token : "";
+    size_t tl = strlen(token);
+    unsigned char diff = r == (ssize_t)(4 + tl) ? 0 : 1;
+    for (size_t i = 0; i < tl && r == (ssize_t)(4 + tl); i++)
+        diff |= (unsigned char)(tag[4 + i] ^ token[i]);
+    bool ok = r >= 4 && memcmp(tag, "GKH1", 4) == 0 && !diff && nfds > 0;
     for (size_t i = 0; i < nfds && ok; i++) {
         int listening = 0, domain = 0, type = 0;
         socklen_t len = sizeof(int);
@@ -1056,11 +1064,15 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
     px->ctl_event = NULL;
     close(px->ctl_fd);
     px->ctl_fd = -1;
+    if (ok && px->opts->unlink_after) {
+        unlink(px->opts->socket);
+        unlink(px->opts->control);
+    }
 }
 
-int gk_proxy_serve(int listen_fd, int ctl_fd, gk_net_decide_fn decide, void *ctx, void *shared)
+int gk_proxy_serve(int listen_fd, int ctl_fd, const gk_proxy_opts *o, void *shared)
 {
-    proxy px = {.decide = decide, .ctx = ctx, .log = shared, .ctl_fd = ctl_fd};
+    proxy px = {.decide = o->decide, .ctx = o->ctx, .log = shared, .opts = o, .ctl_fd = ctl_fd};
     px.base = event_base_new();
     if (!px.base)
         return -ENOMEM;
@@ -1127,14 +1139,13 @@ static int unix_listener(const char *path, int backlog)
     return fd;
 }
 
-int gk_proxy_start(const char *sock_path, const char *ctl_path, gk_net_decide_fn decide,
-                   void *ctx, gk_proxy **out)
+int gk_proxy_start(const gk_proxy_opts *o, gk_proxy **out)
 {
-    int fd = unix_listener(sock_path, 1024);
+    int fd = unix_listener(o->socket, 1024);
     if (fd < 0)
         return fd;
-    int ctl = ctl_path ? unix_listener(ctl_path, 4) : -1;
-    if (ctl_path && ctl < 0) {
+    int ctl = o->control ? unix_listener(o->control, 4) : -1;
+    if (o->control && ctl < 0) {
         close(fd);
         return ctl;
     }
@@ -1186,7 +1197,7 @@ int gk_proxy_start(const char *sock_path, const char *ctl_path, gk_net_decide_fn
             rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
             setrlimit(RLIMIT_NOFILE, &rl);
         }
-        _exit(gk_proxy_serve(3, b >= 0 ? 4 : -1, decide, ctx, log) < 0 ? 1 : 0);
+        _exit(gk_proxy_serve(3, b >= 0 ? 4 : -1, o, log) < 0 ? 1 : 0);
     }
     close(fd);
     if (ctl >= 0)

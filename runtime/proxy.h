@@ -60,12 +60,19 @@ typedef struct gk_net_log {
 
 typedef struct gk_proxy gk_proxy;
 
-/* Bind a unix socket at sock_path (which must not exist) and fork the
- * proxy serving it; with ctl_path, also the control socket of the one
- * handoff of the envelope's listeners (relay.h). Returns 0 with *out, or
- * -errno (nothing runs). */
-GK_HIDDEN int gk_proxy_start(const char *sock_path, const char *ctl_path,
-                             gk_net_decide_fn decide, void *ctx, gk_proxy **out);
+typedef struct gk_proxy_opts {
+    const char *socket;  /* the unix socket to bind and serve (must not exist) */
+    const char *control; /* the control socket of the one handoff (relay.h), or NULL */
+    const char *token;   /* what that handoff must carry: a secret of this run */
+    bool unlink_after;   /* remove both paths once handed off (the envelope keeps its
+                          * binds of them; no other run can find them) */
+    gk_net_decide_fn decide;
+    void *ctx;
+} gk_proxy_opts;
+
+/* Bind the sockets and fork the proxy serving them. Returns 0 with *out,
+ * or -errno (nothing runs). */
+GK_HIDDEN int gk_proxy_start(const gk_proxy_opts *o, gk_proxy **out);
 /* End the proxy, wait for it, and move its records into *log (may be
  * NULL); frees p. */
 GK_HIDDEN void gk_proxy_stop(gk_proxy *p, gk_net_log *log);
@@ -73,7 +80,7 @@ GK_HIDDEN void gk_proxy_stop(gk_proxy *p, gk_net_log *log);
 /* Serve an already listening socket in this process until killed (what
  * the forked proxy runs; tests and benchmarks may run it themselves).
  * Returns -errno when the event loop cannot start. */
-GK_HIDDEN int gk_proxy_serve(int listen_fd, int ctl_fd, gk_net_decide_fn decide, void *ctx,
+GK_HIDDEN int gk_proxy_serve(int listen_fd, int ctl_fd, const gk_proxy_opts *o,
                              void *shared_log);
 
 /* Is an address (text, no brackets) in a range a name pattern may not

@@ -39,8 +39,17 @@ static int listen_on(int family, unsigned port)
     return fd;
 }
 
-static int hand_over(const char *control_path, const int *fds, int nfds, const char **step)
+static int hand_over(const char *token, const char *control_path, const int *fds, int nfds,
+                     const char **step)
 {
+    char msg[80];
+    size_t mlen = 4 + strlen(token);
+    if (mlen > sizeof(msg)) {
+        *step = "relay token";
+        return -EINVAL;
+    }
+    memcpy(msg, "GKH1", 4);
+    memcpy(msg + 4, token, mlen - 4);
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
     if (strlen(control_path) >= sizeof(sun.sun_path)) {
         *step = "relay control path";
@@ -60,7 +69,7 @@ static int hand_over(const char *control_path, const int *fds, int nfds, const c
         char buf[CMSG_SPACE(2 * sizeof(int))];
     } cm;
     memset(&cm, 0, sizeof(cm));
-    struct iovec iov = {(void *)"GKH1", 4};
+    struct iovec iov = {msg, mlen};
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
                        .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int))};
     struct cmsghdr *h = CMSG_FIRSTHDR(&m);
@@ -73,7 +82,7 @@ static int hand_over(const char *control_path, const int *fds, int nfds, const c
      * can make its first connection. */
     char answer[2] = "";
     struct pollfd p = {s, POLLIN, 0};
-    bool ok = w == 4 && poll(&p, 1, 10000) == 1 && read(s, answer, 2) == 2 &&
+    bool ok = w == (ssize_t)mlen && poll(&p, 1, 10000) == 1 && read(s, answer, 2) == 2 &&
               memcmp(answer, "ok", 2) == 0;
     int err = w < 0 ? -errno : -EPROTO;
     close(s);
@@ -84,7 +93,8 @@ static int hand_over(const char *control_path, const int *fds, int nfds, const c
     return 0;
 }
 
-int gk_relay_handoff(unsigned port, const char *control_path, const char **step)
+int gk_relay_handoff(unsigned port, const char *token, const char *control_path,
+                     const char **step)
 {
     int fds[2];
     int n = 0;
@@ -104,7 +114,7 @@ int gk_relay_handoff(unsigned port, const char *control_path, const char **step)
     }
     if (fds[n] >= 0)
         n++;
-    int rc = hand_over(control_path, fds, n, step);
+    int rc = hand_over(token, control_path, fds, n, step);
     for (int i = 0; i < n; i++)
         close(fds[i]); /* the proxy holds its own */
     return rc;

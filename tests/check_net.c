@@ -13,6 +13,7 @@
  */
 #include "runtime/launch.h"
 #include "runtime/proxy.h"
+#include "runtime/relay.h"
 #include "testutil.h"
 
 #include <arpa/inet.h>
@@ -835,8 +836,14 @@ START_TEST(relay_out_of_reach)
                      "timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128' 2>/dev/null && "
                      "echo connect-ok; "
                      "curl -sS -m 5 --unix-socket /.grantkit-net-handoff.sock http://x/; "
-                     "echo \"handoff $?\"");
+                     "echo \"handoff $?\"; "
+                     /* the unix socket, bound inside, though its host path is gone */
+                     "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
+                     "s.connect(\"/.grantkit-net.sock\"); "
+                     "s.sendall(b\"GET http://allowed.test/u HTTP/1.1\\r\\nHost: allowed.test"
+                     "\\r\\n\\r\\n\"); print(s.recv(4096).decode())'");
     expect_in("still there", r.out, "hello from allowed.test");
+    expect_in("unix socket", r.out, "Connection: close\r\n\r\nhello from allowed.test");
     expect_in("port", r.out, "connect-ok\n");
     expect_in("handoff closed", r.out, "handoff 7\n");
     run_free(&r);
@@ -1004,6 +1011,40 @@ START_TEST(idle_bound)
 }
 END_TEST
 
+/* The handoff takes one try, and only with the run's token. */
+START_TEST(handoff_needs_the_token)
+{
+    world();
+    for (int round = 0; round < 2; round++) {
+        gk_autofree char *sock = gk_printf("%s/p%d.sock", workdir, round),
+                         *ctl = gk_printf("%s/c%d.sock", workdir, round);
+        gk_proxy_opts po = {sock, ctl, "0123456789abcdef", true, table_decide, NULL};
+        gk_proxy *px = NULL;
+        ck_assert_int_eq(gk_proxy_start(&po, &px), 0);
+        const char *step = NULL;
+        unsigned port = 5000 + (unsigned)round;
+        if (round == 0) {
+            ck_assert_int_lt(gk_relay_handoff(port, "0123456789abcdeX", ctl, &step), 0);
+            ck_assert_str_eq(step, "relay: the proxy did not take the listeners");
+            /* one try: the right token is too late now */
+            ck_assert_int_lt(gk_relay_handoff(port + 10, "0123456789abcdef", ctl, &step), 0);
+        } else {
+            ck_assert_int_eq(gk_relay_handoff(port, "0123456789abcdef", ctl, &step), 0);
+            /* served, and the paths are gone */
+            gk_autofree char *cmd =
+                gk_printf("curl -sS -m 10 -o /dev/null -x http://127.0.0.1:%u "
+                          "http://allowed.test/", port);
+            ck_assert_int_eq(sh(cmd), 0);
+            struct stat st;
+            ck_assert_int_lt(stat(sock, &st), 0);
+            ck_assert_int_lt(stat(ctl, &st), 0);
+        }
+        gk_proxy_stop(px, NULL);
+    }
+    world_end();
+}
+END_TEST
+
 START_TEST(address_ranges)
 {
     static const struct {
@@ -1055,6 +1096,7 @@ static Suite *net_suite(void)
     tcase_add_test(t, git_clone_over_http);
     tcase_add_test(t, record_bound);
     tcase_add_test(t, relay_out_of_reach);
+    tcase_add_test(t, handoff_needs_the_token);
     tcase_add_test(t, proxy_ended_during_the_run);
     suite_add_tcase(s, t);
     /* Five minutes and more: only when asked (make check-net-idle). */
