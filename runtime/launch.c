@@ -654,10 +654,12 @@ static bool net_setup(envelope *e, const gk_launch_opts *o, gk_launch_result *ou
                  gk_printf("cannot make the proxy's handoff token: %s", strerror(errno)));
             return false;
         }
-        /* With the root on bwrap's tmpfs the envelope keeps its binds of the
-         * sockets, so their host paths can go once handed off. */
-        gk_proxy_opts po = {e->net_socket, e->net_control, e->net_token, e->pr->fs_restricted,
-                            o->net_decide, o->net_ctx};
+        /* The host paths go once handed off: no other run (a shared /tmp)
+         * finds them. With the root on bwrap's tmpfs the envelope keeps its
+         * binds of them; with the host root bound, the loopback listeners
+         * are the only way in. */
+        gk_proxy_opts po = {e->net_socket, e->net_control, e->net_token, true, o->net_decide,
+                            o->net_ctx};
         int rc = gk_proxy_start(&po, &e->proxy);
         if (rc < 0) {
             fail(out, GK_RUN_FAILED,
