@@ -459,6 +459,29 @@ static bool gate_answer(const grant_policy *p, const world *w, const query *x, b
     return a == GRANT_ALLOWED;
 }
 
+/* The destination set of a stack spelled out from gk_dest_matches, apart
+ * from the gate's key lookup: in every layer with an opinion, an allow
+ * pattern covers it and no deny pattern does. */
+static bool spelled_out(const gk_stack *s, const gk_dest *q)
+{
+    for (size_t l = 0; l < s->n; l++) {
+        const gk_layer *f = s->v[l];
+        if (!f->net_list) {
+            if (f->net == GK_TRI_FALSE)
+                return false;
+            continue;
+        }
+        bool in = false;
+        for (size_t i = 0; i < f->netd.allow.n; i++)
+            in |= gk_dest_matches(&f->netd.allow_d[i], q);
+        for (size_t i = 0; i < f->netd.deny.n; i++)
+            in &= !gk_dest_matches(&f->netd.deny_d[i], q);
+        if (!in)
+            return false;
+    }
+    return true;
+}
+
 static void check_query(const world *w, const gk_stack *a, const gk_stack *b, const query *x,
                         size_t k)
 {
@@ -475,6 +498,8 @@ static void check_query(const world *w, const gk_stack *a, const gk_stack *b, co
         broken("meet is not exactly conjunction (gate)", w, x);
     if (x->kind == 4 && (ga != da || gb != db))
         broken("the connect gate is not the fold", w, x);
+    if (x->kind == 4 && x->dest_ok && da != spelled_out(a, &x->dest))
+        broken("the connect fold is not the intersection of the layers' sets", w, x);
     if (!w->implicit && !w->sources && x->kind < 2 && (ga != da || gb != db))
         broken("the gate without implicit grants or sources is not the fold", w, x);
     if (w->implicit && x->kind < 2 && ((da && !ga) || (db && !gb)) && !w->sources)
