@@ -1067,6 +1067,11 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
     if (ok && px->opts->unlink_after) {
         unlink(px->opts->socket);
         unlink(px->opts->control);
+        /* and their directory when that leaves it empty: a grantrun killed
+         * outright leaves nothing behind */
+        gk_autofree char *dir = gk_path_parent(px->opts->socket);
+        if (dir)
+            rmdir(dir);
     }
 }
 
