@@ -32,7 +32,7 @@ say() { printf '==> %s\n' "$*" >&2; }
 
 # ---- 1. Debian packages ------------------------------------------------------
 packages=(build-essential autoconf automake libtool pkg-config flex bison
-    libyaml-dev libpcre2-dev libjansson-dev nettle-dev check libseccomp-dev
+    libyaml-dev libpcre2-dev libjansson-dev nettle-dev check libseccomp-dev libevent-dev
     bubblewrap valgrind)
 [ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
 

@@ -18,6 +18,7 @@
 
 #include "cli_cmd.h"
 #include "cli_util.h"
+#include "grantrun_net.h"
 #include "runtime/launch.h"
 #include "runtime/level.h"
 #include "grantrun_frame.h"
@@ -60,8 +61,9 @@ static const char usage_run[] =
     "                        nothing there, else refused with what it would lose)\n"
     "      --allow-degraded  run even where a rule cannot be enforced at the level;\n"
     "                        each such rule is printed\n"
-    "      --report FILE     write the enforcement record (level, why, and per rule\n"
-    "                        what enforces it) to FILE as JSON\n"
+    "      --report FILE     write the run's record to FILE as JSON: the level, why,\n"
+    "                        per rule what enforces it, and the network decisions\n"
+    "                        (\"network\": each destination asked, or null)\n"
     "      --dry-run         print the bwrap arguments and the Landlock ruleset, run\n"
     "                        nothing\n"
     "  -h, --help            print this help and exit\n"
@@ -334,6 +336,7 @@ static const struct option run_longopts[] = {
     {"tty", no_argument, NULL, OPT_TTY},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"bwrap", required_argument, NULL, OPT_BWRAP},
+    {"report", required_argument, NULL, OPT_REPORT},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"isolate", required_argument, NULL, OPT_ISOLATE},
     {"grace-ms", required_argument, NULL, OPT_GRACE_MS},
@@ -349,7 +352,6 @@ static const struct option run_longopts[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"level", required_argument, NULL, OPT_LEVEL},
-    {"report", required_argument, NULL, OPT_REPORT},
     {NULL, 0, NULL, 0},
 };
 
@@ -380,17 +382,6 @@ static bool operands_ok(const cli_cmd_args *args, int nopts, char **argv, const 
     return true;
 }
 
-/* The directory a file name lands in ("." for a bare name). Caller frees. */
-static char *report_dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup(".");
-    if (slash == path)
-        return strdup("/");
-    return strndup(path, (size_t)(slash - path));
-}
-
 /* The run at its level, its notes, description, record and message
  * printed; returns grantrun's exit status. */
 static int launch_and_report(const grant_policy *policy, const gk_level_opts *lo,
@@ -415,19 +406,17 @@ static int launch_and_report(const grant_policy *policy, const gk_level_opts *lo
         if (result.run.message)
             cli_error("%s", result.run.message);
         status = result.run.status;
-        if (o->report && result.have_record) {
-            char *doc = grant_enforcement_json(&result.record);
-            gk_buf b = {0};
-            gk_buf_puts(&b, doc);
-            gk_buf_putc(&b, '\n');
-            int wrc = cli_write_file(o->report, b.data, b.len);
+        /* Why a download failed, where a person looks: the end of stderr. */
+        grantrun_net_print_refusals(result.run.net);
+        if (o->report) {
+            char *doc = result.have_record ? grant_enforcement_json(&result.record) : NULL;
+            int wrc = grantrun_net_write_report(o->report, doc, result.run.net);
+            free(doc);
             if (wrc < 0) {
                 cli_error("--report %s: cannot write it: %s", o->report, strerror(-wrc));
                 if (status == 0)
                     status = GK_RUN_FAILED;
             }
-            gk_buf_free(&b);
-            free(doc);
         }
     }
     gk_buf_free(&described);
@@ -465,7 +454,6 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
         .bwrap_version = o->report != NULL,
     };
     bool process = o->isolate == 1 || (o->isolate < 0 && o->implies_process);
-    gk_autofree char *report_dir = o->report ? report_dir_of(o->report) : NULL;
     if (o->isolate == 0 && o->implies_process && !o->dry_run)
         cli_error("--seed, --root, --fs-quota, --fs-nodes, --diff, --diff-metadata and --json "
                   "need --isolate process; nothing ran");
@@ -478,8 +466,8 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
     else if (process && (o->report || o->allow_degraded))
         cli_error("--report and --allow-degraded are wrap-mode options in this version (an "
                   "isolated run's result carries its enforcement member); nothing ran");
-    else if (report_dir && access(report_dir, W_OK) < 0)
-        cli_error("--report %s: cannot write there: %s; nothing ran", o->report, strerror(errno));
+    else if (o->report && !grantrun_net_report_writable(o->report))
+        ; /* said why; nothing ran */
     else if ((process || o->level == GK_LEVEL_NAMESPACES) && !lo.launch.bwrap)
         cli_error("confinement unavailable: no bubblewrap (bwrap) on PATH; install it or pass "
                   "--bwrap PATH; nothing ran");

@@ -3,7 +3,7 @@
  *
  *   grantkit-helper [--status-fd N] [--noexec PATH]... [--nproc N]
  *                   [--nofile N] [--cpu SECONDS] [--as BYTES] [--landlock-fd N]
- *                   [--seccomp-fd N]... -- COMMAND [ARG...]
+ *                   [--seccomp-fd N]... [--net-relay PORT:TOKEN:CONTROL] -- COMMAND [ARG...]
  *
  * Runs inside bwrap with CAP_SYS_ADMIN in the envelope's user namespace
  * only, and in this order: remounts each --noexec path nosuid,nodev,noexec
@@ -12,7 +12,10 @@
  * capability; applies the Landlock ruleset read from --landlock-fd; loads
  * the seccomp programs read from each --seccomp-fd (in the envelope the
  * mount filter; at the landlock level, where the helper runs alone, the
- * main and mount filters and its own, runtime/level.c); execs
+ * main and mount filters and its own, runtime/level.c); with
+ * --net-relay, hands the envelope's loopback listeners on PORT to the
+ * network proxy through its CONTROL socket, with the run's TOKEN
+ * (relay.h); execs
  * COMMAND (PATH search in the envelope's environment). When it remounted
  * anything noexec, a regular file on descriptor 0-2 reaches COMMAND as a
  * pipe, the helper staying behind as its relay (guard_stdio).
@@ -62,6 +65,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "runtime/relay.h"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -483,6 +488,7 @@ int main(int argc, char **argv)
     size_t nnoexec = 0;
     int landlock_fd = -1, seccomp_fd[4];
     size_t nseccomp = 0;
+    const char *net_relay = NULL;
     long nproc = -1, nofile = -1, cpu = -1, as = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -504,6 +510,8 @@ int main(int argc, char **argv)
             if (nseccomp == sizeof(seccomp_fd) / sizeof(*seccomp_fd))
                 usage("too many --seccomp-fd");
             seccomp_fd[nseccomp++] = fd_arg(flag, v);
+        } else if (strcmp(flag, "--net-relay") == 0) {
+            net_relay = v;
         } else if (strcmp(flag, "--nproc") == 0) {
             nproc = number(flag, v);
         } else if (strcmp(flag, "--nofile") == 0) {
@@ -534,6 +542,18 @@ int main(int argc, char **argv)
         apply_landlock(landlock_fd);
     for (size_t k = 0; k < nseccomp; k++)
         load_seccomp(seccomp_fd[k]);
+    if (net_relay) {
+        char *end;
+        long port = strtol(net_relay, &end, 10);
+        const char *step = "relay";
+        char *token = end + 1, *path = *end == ':' ? strchr(token, ':') : NULL;
+        if (!path || port < 1 || port > 65535 || path[1] != '/' || path - token > 64)
+            usage("--net-relay: not PORT:TOKEN:/CONTROL");
+        *path++ = '\0';
+        int rc = gk_relay_handoff((unsigned)port, token, path, &step);
+        if (rc < 0)
+            report(125, "setup %s: %s", step, strerror(-rc));
+    }
     if (nnoexec > 0)
         guard_stdio();
     /* Only 0-2 reach the command (the status pipe closes on exec). */

@@ -28,7 +28,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -47,10 +49,18 @@ enum { FD_ARGS = 3, FD_SECCOMP = 4, FD_LANDLOCK = 5, FD_MOUNT_FILTER = 6, FD_STA
 /* Where the helper is bound when the sandbox root is bwrap's own tmpfs
  * (outside every region a policy can name). */
 #define HELPER_IN_ENVELOPE "/.grantkit-helper"
+#define NET_SOCKET_IN_ENVELOPE "/.grantkit-net.sock"
+#define NET_CONTROL_IN_ENVELOPE "/.grantkit-net-handoff.sock"
+#define GK_NET_STR_(x) #x
+#define GK_NET_STR(x) GK_NET_STR_(x)
 
 void gk_launch_result_clear(gk_launch_result *r)
 {
     free(r->message);
+    if (r->net) {
+        gk_net_log_free(r->net);
+        free(r->net);
+    }
     memset(r, 0, sizeof(*r));
 }
 
@@ -477,6 +487,13 @@ typedef struct envelope {
     int fds[NFDS];            /* at FD_ARGS.. in the child */
     int bwrap_fd;
     int status_pipe[2], info_pipe[2];
+    /* a network allowlist: the command's environment with the proxy
+     * variables, the proxy's socket directory on the host, the proxy */
+    bool net_allowlist;
+    gk_strvec net_env;
+    char *net_dir, *net_socket, *net_control;
+    char net_token[33];       /* the handoff's secret, hex */
+    gk_proxy *proxy;
 } envelope;
 
 /* bwrap's options, as it reads them from FD_ARGS. */
@@ -548,12 +565,159 @@ static void envelope_init(envelope *e)
     e->status_pipe[0] = e->status_pipe[1] = e->info_pipe[0] = e->info_pipe[1] = -1;
 }
 
+/* The policy's own decision for a destination (grant_check_connect), as
+ * the proxy asks it: the rule with its origin ("allow github.com; rule
+ * f.grant:3"). */
+static int gate_decide(void *ctx, const char *host, unsigned port, gk_net_decision *out)
+{
+    const grant_policy *p = ctx;
+    grant_verdict *v = NULL;
+    int rc = grant_check_connect(p, host, port, &v);
+    if (rc < 0) {
+        out->allowed = false;
+        out->rule = gk_strdup("not a destination a rule can name");
+        return 0;
+    }
+    const char *rule = grant_verdict_rule(v), *origin = grant_verdict_origin(v);
+    out->allowed = grant_verdict_answer(v) == GRANT_ALLOWED;
+    out->rule = gk_printf("%s; rule %s", rule ? rule : "", origin ? origin : "");
+    grant_verdict_free(v);
+    return 0;
+}
+
+/* The command's environment with the proxy variables (network.md §2):
+ * HTTP(S)_PROXY and ALL_PROXY in both cases, NO_PROXY empty; the same
+ * names from the caller are replaced. NULL-terminated. */
+static void net_environment(const char *const *env, gk_strvec *out)
+{
+    static const char *const names[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"};
+    for (size_t i = 0; env && env[i]; i++) {
+        bool ours = false;
+        for (size_t k = 0; k < sizeof(names) / sizeof(*names) && !ours; k++) {
+            size_t n = strlen(names[k]);
+            ours = strncasecmp(env[i], names[k], n) == 0 && env[i][n] == '=';
+        }
+        if (!ours)
+            gk_strvec_push(out, env[i]);
+    }
+    const char *http = "http://127.0.0.1:" GK_NET_STR(GK_NET_RELAY_PORT);
+    const char *socks = "socks5h://127.0.0.1:" GK_NET_STR(GK_NET_RELAY_PORT);
+    for (int lower = 0; lower < 2; lower++) {
+        gk_strvec_push_take(out, gk_printf("%s=%s", lower ? "http_proxy" : "HTTP_PROXY", http));
+        gk_strvec_push_take(out, gk_printf("%s=%s", lower ? "https_proxy" : "HTTPS_PROXY", http));
+        gk_strvec_push_take(out, gk_printf("%s=%s", lower ? "all_proxy" : "ALL_PROXY", socks));
+        gk_strvec_push(out, lower ? "no_proxy=" : "NO_PROXY=");
+    }
+    gk_strvec_push_take(out, NULL);
+    out->n--; /* the terminator stays past the end */
+}
+
+/* 16 random bytes in hex: what the helper's handoff must carry. */
+static bool net_token(char out[33])
+{
+    unsigned char r[16];
+    if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+        return false;
+    for (size_t i = 0; i < sizeof(r); i++)
+        snprintf(out + 2 * i, 3, "%02x", r[i]);
+    return true;
+}
+
+/* The network allowlist's parts: the proxy on a socket in a private
+ * directory on the host (started here unless dry), the socket where the
+ * envelope sees it, the relay, and a network namespace of the envelope's
+ * own. Returns false with out filled. */
+static bool net_setup(envelope *e, const gk_launch_opts *o, gk_launch_result *out)
+{
+    invocation *c = &e->call;
+    const char *inside = NET_SOCKET_IN_ENVELOPE;
+    if (!o->dry_run) {
+        const char *runtime = getenv("XDG_RUNTIME_DIR");
+        if (!runtime || runtime[0] != '/' || strlen(runtime) > 64 || access(runtime, W_OK) < 0)
+            runtime = "/tmp";
+        e->net_dir = gk_printf("%s/grantrun-net-XXXXXX", runtime);
+        if (!mkdtemp(e->net_dir)) {
+            fail(out, GK_RUN_FAILED,
+                 gk_printf("cannot make the proxy's directory %s: %s", e->net_dir,
+                           strerror(errno)));
+            free(e->net_dir);
+            e->net_dir = NULL;
+            return false;
+        }
+        e->net_socket = gk_printf("%s/proxy.sock", e->net_dir);
+        e->net_control = gk_printf("%s/handoff.sock", e->net_dir);
+        if (!net_token(e->net_token)) {
+            fail(out, GK_RUN_FAILED,
+                 gk_printf("cannot make the proxy's handoff token: %s", strerror(errno)));
+            return false;
+        }
+        /* The host paths go once handed off: no other run (a shared /tmp)
+         * finds them. With the root on bwrap's tmpfs the envelope keeps its
+         * binds of them; with the host root bound, the loopback listeners
+         * are the only way in. */
+        gk_proxy_opts po = {e->net_socket, e->net_control, e->net_token, true, o->net_decide,
+                            o->net_ctx};
+        int rc = gk_proxy_start(&po, &e->proxy);
+        if (rc < 0) {
+            fail(out, GK_RUN_FAILED,
+                 gk_printf("confinement unavailable: cannot start the network proxy on %s: %s",
+                           e->net_socket, strerror(-rc)));
+            return false;
+        }
+        out->net = gk_calloc(1, sizeof(*out->net));
+    }
+    const char *control = NET_CONTROL_IN_ENVELOPE;
+    if (e->pr->fs_restricted) {
+        gk_strvec_push(&c->slot, "--ro-bind");
+        gk_strvec_push(&c->slot, e->net_socket ? e->net_socket : "PROXY-SOCKET");
+        gk_strvec_push(&c->slot, inside);
+        gk_strvec_push(&c->slot, "--ro-bind");
+        gk_strvec_push(&c->slot, e->net_control ? e->net_control : "PROXY-CONTROL");
+        gk_strvec_push(&c->slot, control);
+    } else {
+        inside = e->net_socket ? e->net_socket : "PROXY-SOCKET";
+        control = e->net_control ? e->net_control : "PROXY-CONTROL";
+    }
+    (void)inside; /* the unix socket is there for clients that speak to it directly */
+    gk_strvec_push(&c->fd_options, "--unshare-net");
+    gk_strvec_push(&c->helper_options, "--net-relay");
+    gk_strvec_push_take(&c->helper_options,
+                        gk_printf("%d:%s:%s", GK_NET_RELAY_PORT,
+                                  *e->net_token ? e->net_token : "TOKEN", control));
+    return true;
+}
+
+/* After the run: the proxy's records, and its directory gone. */
+static void net_teardown(envelope *e, gk_launch_result *out)
+{
+    if (e->proxy) {
+        gk_proxy_stop(e->proxy, out->net);
+        e->proxy = NULL;
+    }
+    if (e->net_socket)
+        unlink(e->net_socket);
+    if (e->net_control)
+        unlink(e->net_control);
+    free(e->net_control);
+    e->net_control = NULL;
+    if (e->net_dir)
+        rmdir(e->net_dir);
+    free(e->net_socket);
+    free(e->net_dir);
+    e->net_socket = e->net_dir = NULL;
+}
+
 /* 2. The plan, the ruleset, the remounts. Returns false with out filled. */
 static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_opts *o,
                           grant_diags *notes, gk_launch_result *out)
 {
     e->pr = gk_projection_build(p);
     gk_launch_env le = {o->env, o->tty, o->scratch ? o->scratch_at : NULL};
+    if (o->net_decide) {
+        e->net_allowlist = true;
+        net_environment(o->env, &e->net_env);
+        le.env = (const char *const *)e->net_env.v;
+    }
     gk_emit_input in = {p, e->pr, "shell", &le};
     gk_bwrap_plan_build(&in, notes, &e->plan);
     gk_landlock_build_from(&in, &e->plan, notes, &e->rs);
@@ -697,7 +861,10 @@ static bool bwrap_descriptors(envelope *e, gk_launch_result *out)
     e->fds[FD_ARGS - FD_ARGS] = memfd_with("grantkit-bwrap-args", packed.data, packed.len);
     gk_buf_free(&packed);
     gk_strvec_free(&options);
-    e->fds[FD_SECCOMP - FD_ARGS] = gk_seccomp_main_fd(e->pr->net, e->pr->exec_restricted);
+    /* An allowlist's envelope has its own network namespace: sockets
+     * there reach only its loopback, where the relay is. */
+    e->fds[FD_SECCOMP - FD_ARGS] =
+        gk_seccomp_main_fd(e->pr->net || e->net_allowlist, e->pr->exec_restricted);
     return !prepare_failed(out, e->fds[FD_ARGS - FD_ARGS]) &&
            !prepare_failed(out, e->fds[FD_SECCOMP - FD_ARGS]);
 }
@@ -844,6 +1011,7 @@ static void envelope_free(envelope *e)
     gk_strvec_free(&e->call.fd_options);
     gk_strvec_free(&e->call.helper_options);
     gk_strvec_free(&e->noexec);
+    gk_strvec_free(&e->net_env);
     gk_buf_free(&e->ruleset);
     gk_landlock_free(&e->rs);
     gk_bwrap_plan_free(&e->plan);
@@ -861,12 +1029,19 @@ static bool prepared(envelope *e, const gk_launch_opts *o, gk_launch_result *out
     return rc == 0;
 }
 
-int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
+int gk_launch(const grant_policy *p, const gk_launch_opts *given, grant_diags *notes,
               gk_buf *described, gk_launch_result *out)
 {
     memset(out, 0, sizeof(*out));
-    if (!p || !o || !o->argv || o->argc == 0 || !o->bwrap || !o->helper)
+    if (!p || !given || !given->argv || given->argc == 0 || !given->bwrap || !given->helper)
         return -EINVAL;
+    /* A policy with destination lists: the gate decides each connection. */
+    gk_launch_opts eff = *given;
+    if (!eff.net_decide && grant_policy_net_mode(p) == GRANT_NET_LIST) {
+        eff.net_decide = gate_decide;
+        eff.net_ctx = (void *)p;
+    }
+    const gk_launch_opts *o = &eff;
     if (gk_target_is_offline(gk_policy_context(p)))
         return -EINVAL; /* paths frozen for another machine */
     int rc = gk_launch_gate(p, o, out);
@@ -882,7 +1057,9 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
         plan_envelope(&e, p, o, notes, out)) {
         fill_invocation(&e, o);
         gk_placeholders_mask(&ph, &e.plan, &e.call.slot);
-        if (o->dry_run) {
+        if (o->net_decide && !net_setup(&e, o, out)) {
+            /* out says why; nothing ran */
+        } else if (o->dry_run) {
             if (described)
                 describe(described, &e.call, e.ruleset.data ? e.ruleset.data : "");
             out->status = 0;
@@ -894,6 +1071,7 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes
             spawn_and_wait(&e, o, out);
         }
     }
+    net_teardown(&e, out);
     gk_placeholders_release(&ph);
     envelope_free(&e);
     return 0;

@@ -4,13 +4,20 @@
  * make and later remove the placeholders its masks need (placeholders.h;
  * grantrun --isolate none, cli.md).
  *
- * Ownership: a gk_launch_result owns its message (gk_launch_result_clear).
+ * With a network allowlist (net_decide set), the envelope keeps its own
+ * network namespace, grantrun runs the proxy (proxy.h) for the run's
+ * length, the helper starts the relay (relay.h) on GK_NET_RELAY_PORT, and
+ * the command gets the proxy variables (network.md §2).
+ *
+ * Ownership: a gk_launch_result owns its message and its network record
+ * (gk_launch_result_clear).
  */
 #ifndef GK_LAUNCH_H
 #define GK_LAUNCH_H
 
 #include "grant/grant.h"
 #include "common/util.h"
+#include "runtime/proxy.h"
 
 /* grantrun's exit statuses (cli.md). */
 enum {
@@ -47,7 +54,12 @@ typedef struct gk_launch_opts {
      * its diff does not report them. Non-zero: the run is refused. */
     int (*prepare)(void *arg, const gk_strvec *mountpoints);
     void *prepare_arg;
+    gk_net_decide_fn net_decide; /* non-NULL: the network is an allowlist it decides */
+    void *net_ctx;
 } gk_launch_opts;
+
+/* Where the relay listens inside the envelope (127.0.0.1 and [::1]). */
+#define GK_NET_RELAY_PORT 3128
 
 typedef struct gk_launch_result {
     int status;     /* grantrun's exit status */
@@ -55,6 +67,7 @@ typedef struct gk_launch_result {
                      * setup), or NULL when the status is the command's */
     bool timed_out; /* the timeout ended it (status 124) */
     bool started;   /* the helper reported the command started */
+    gk_net_log *net; /* the proxy's decisions, or NULL (net not an allowlist) */
 } gk_launch_result;
 
 /* Run (or with dry_run, write to `described` what would run: the bwrap
