@@ -352,7 +352,27 @@ static void net_rows(ctx *c)
 {
     grant_enforcement *e = c->e;
     const gk_projection *pr = c->pr;
-    if (!pr->net) {
+    if (pr->net_list) {
+        /* Destination lists (network.md §2): the namespaces level's own
+         * network namespace has no route out and grantrun's proxy decides
+         * each connection; the landlock level has no namespace for the
+         * relay and the proxy's unix-socket form is not built, so it
+         * refuses TCP and UDP as for net deny: nothing is reachable. */
+        if (c->ll)
+            row(e, true, "net.list", "policy", GK_BY_SECCOMP | (c->abi >= 4 ? GK_BY_LANDLOCK : 0),
+                GK_ENF_STRICTER,
+                gk_strdup("no proxy at this level: socket() of every family but AF_UNIX is "
+                          "refused, so no destination is reachable, not even an allowed one"),
+                "net destination lists (%zu allowed, %zu denied)", pr->net_allow.n,
+                pr->net_deny.n);
+        else
+            row(e, true, "net.list", "policy", GK_BY_NAMESPACE | GK_BY_SUPERVISOR | GK_BY_SECCOMP,
+                GK_ENF_ENFORCED,
+                gk_strdup("the envelope's network namespace has no route out; grantrun's proxy "
+                          "on the host side decides each connection and each plain-HTTP request"),
+                "net destination lists (%zu allowed, %zu denied)", pr->net_allow.n,
+                pr->net_deny.n);
+    } else if (!pr->net) {
         char *why = NULL;
         unsigned by = c->ll ? GK_BY_SECCOMP : GK_BY_NAMESPACE | GK_BY_SECCOMP;
         if (c->ll && c->abi >= 4)

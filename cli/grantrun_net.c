@@ -47,6 +47,7 @@ bool grantrun_net_report_writable(const char *path)
         cli_error("--report %s: not a file name; nothing ran", path);
         return false;
     }
+    errno = 0;
     if (stat(where, &st) < 0 || !S_ISDIR(st.st_mode) || access(where, W_OK | X_OK) < 0) {
         cli_error("--report %s: cannot write in %s: %s; nothing ran", path, where,
                   strerror(errno ? errno : ENOTDIR));

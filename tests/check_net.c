@@ -934,13 +934,14 @@ static void grantrun_policy(bool as_user)
                                "pattern may reach)\n");
     gk_autofree char *rep = gk_test_read(report, NULL);
     ck_assert_ptr_nonnull(rep);
-    gk_autofree char *allowed = gk_printf("\"host\": \"allowed.test\",\n        \"port\": 80,\n"
-                                          "        \"address\": \"" PUBLIC "\",\n        "
-                                          "\"verdict\": \"allowed\",\n        \"rule\": "
+    gk_autofree char *allowed = gk_printf("\"host\":\"allowed.test\",\"port\":80,"
+                                          "\"address\":\"" PUBLIC "\","
+                                          "\"verdict\":\"allowed\",\"rule\":"
                                           "\"allow allowed.test; rule %s:4\"",
                                           pol);
     expect_in("report", rep, allowed);
-    expect_in("report", rep, "\"omitted\": 0");
+    expect_in("report", rep, "\"omitted\":0");
+    expect_in("report", rep, "\"level\":\"namespaces\"");
     run_free(&r);
     world_end();
 }
@@ -957,7 +958,8 @@ START_TEST(grantrun_with_a_net_block_as_the_user)
 }
 END_TEST
 
-/* Without destination lists the record has no network member to fill. */
+/* Without destination lists the record's network member is null; the
+ * rest of it is the enforcement record. */
 START_TEST(report_without_lists)
 {
     char tmpl[] = "/var/tmp/gk-net-XXXXXX";
@@ -971,7 +973,11 @@ START_TEST(report_without_lists)
     char *out = NULL, *err = NULL;
     ck_assert_int_eq(gk_test_run(argv, NULL, &out, &err), 0);
     gk_autofree char *got = gk_test_read(rep, NULL);
-    ck_assert_str_eq(got, "{\n  \"network\": null\n}\n");
+    ck_assert_ptr_nonnull(got);
+    size_t n = strlen(got);
+    ck_assert_msg(n > 18 && strcmp(got + n - 17, ",\"network\":null}\n") == 0 &&
+                      strncmp(got, "{\"bwrapVersion\":", 16) == 0 && strstr(got, "\"level\":"),
+                  "%s", got);
     free(out);
     free(err);
     gk_autofree char *cmd = gk_printf("rm -rf '%s'", tmpl);
