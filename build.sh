@@ -6,7 +6,7 @@
 #                       and run a command confined by it with grantrun
 #   ./build.sh check    all of the above, then the whole test suite, the
 #                       front-end and compile suites again under valgrind, and
-#                       the bad-input corpus and parser suite under ASan+UBSan
+#                       the whole suite again under ASan+UBSan (make check-asan)
 #   ./build.sh fuzz     build, then `make fuzz` (libFuzzer targets, clang)
 #   ./build.sh bench    build, then `make bench`
 #
@@ -33,7 +33,8 @@ say() { printf '==> %s\n' "$*" >&2; }
 # ---- 1. Debian packages ------------------------------------------------------
 packages=(build-essential autoconf automake libtool pkg-config flex bison
     libyaml-dev libpcre2-dev libjansson-dev nettle-dev check libseccomp-dev
-    bubblewrap valgrind)
+    bubblewrap valgrind groff-base)
+# groff-base: the suite renders the man pages (groff -ww -mandoc, no warning).
 [ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
 
 missing=()
