@@ -43,7 +43,8 @@ static const char usage_main[] =
     "\n"
     "Options:\n"
     "  -h, --help            print this help and exit\n"
-    "  -V, --version         print the version and exit\n"
+    "  -V, --version         print the version and what this build has (backends,\n"
+    "                        targets, libraries) and exit\n"
     "\n"
     "Exit status: 0 success or equal; 1 a difference, or 'fmt --check' found an\n"
     "unformatted file; 2 usage or input error (nothing is written).\n"
@@ -1193,7 +1194,10 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
         return cli_print_help(usage_main);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-        printf("grantc (grantkit) %s\n", grant_version());
+        /* The version, then what this build has (cli.md: --version). */
+        char *info = grant_build_info();
+        printf("grantc (grantkit) %s\n%s", grant_version(), info ? info : "");
+        free(info);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
     if (strcmp(cmd, "compile") == 0)

@@ -20,6 +20,9 @@
 
 #include "testutil.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 /* The fixed offline context (as gk_test_context_linux), as flags. */
 #define LINUX_CTX                                                                          \
     "--target", "linux", "--home", "/home/u", "--user", "u", "--cwd", "/w", "--tempdir",   \
@@ -770,6 +773,51 @@ START_TEST(help_and_version)
 }
 END_TEST
 
+/* --version says what this build has (grantc) and what this build and host
+ * have for the envelope (grantrun), each line checked against the host. */
+START_TEST(version_features)
+{
+    run_result c = GRANTC("--version");
+    ck_assert_int_eq(c.status, 0);
+    ck_assert_msg(strstr(c.out, "\nbackends: bwrap landlock seatbelt appcontainer\n") &&
+                      strstr(c.out, "\ntargets: host linux macos windows\n") &&
+                      strstr(c.out, "\nlibraries: libyaml ") && strstr(c.out, ", PCRE2 10."),
+                  "%s", c.out);
+    run_free(&c);
+
+    gk_autofree char *grantrun = gk_printf("%s/grantrun", gk_test_builddir());
+    char *argv[] = {grantrun, "--version", NULL};
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(gk_test_run(argv, NULL, &out, &err), 0);
+    ck_assert_msg(strncmp(out, "grantrun (grantkit) ", 20) == 0 && strstr(out, grant_version()),
+                  "%s", out);
+    long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1U);
+    gk_autofree char *ll = abi > 0 ? gk_printf("\nlandlock: ABI %ld\n", abi)
+                                   : gk_strdup("\nlandlock: unavailable (");
+    ck_assert_msg(strstr(out, ll), "want '%s' in:\n%s", ll + 1, out);
+    ck_assert_msg(strstr(out, "\nseccomp: filters; libseccomp 2.") ||
+                      strstr(out, "\nseccomp: unavailable"),
+                  "%s", out);
+    ck_assert_msg(strstr(out, "\nuser namespaces: "), "%s", out);
+    ck_assert_msg(strstr(out, "\nhelper: "), "%s", out);
+    free(out);
+    free(err);
+    /* --bwrap names the one asked; one that gives no version says so */
+    char *argv2[] = {grantrun, "--bwrap", "/bin/false", "--version", NULL};
+    ck_assert_int_eq(gk_test_run(argv2, NULL, &out, &err), 0);
+    ck_assert_msg(strstr(out, "\nbwrap: /bin/false (gave no version)\n"), "%s", out);
+    free(out);
+    free(err);
+    if (access("/usr/bin/bwrap", X_OK) == 0) {
+        char *argv3[] = {grantrun, "--version", "--bwrap=/usr/bin/bwrap", NULL};
+        ck_assert_int_eq(gk_test_run(argv3, NULL, &out, &err), 0);
+        ck_assert_msg(strstr(out, "\nbwrap: /usr/bin/bwrap (bubblewrap "), "%s", out);
+        free(out);
+        free(err);
+    }
+}
+END_TEST
+
 /* ---- the man page's examples ------------------------------------------------ */
 
 /* Undo the roff escapes the examples use; anything else fails the test so
@@ -996,6 +1044,7 @@ static Suite *cli_suite(void)
     t = tcase_create("usage");
     tcase_add_test(t, usage_errors);
     tcase_add_test(t, help_and_version);
+    tcase_add_test(t, version_features);
     suite_add_tcase(s, t);
 
     t = tcase_create("docs");
