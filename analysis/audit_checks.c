@@ -1058,12 +1058,27 @@ static void check_sources(audit *A)
         if (!path || !gk_decide_fs(A->s, GRANT_OP_WRITE, path) || !user_writable(A, path))
             continue;
         const gk_region *w = A->all_fs ? NULL : region_holding(&A->pr->write, path);
+        /* The finding belongs to the file that is exposed: at the write
+         * rule when that file grants the region itself, else on the file
+         * as a whole, naming where the region comes from (an included
+         * base's line is not where the exposed policy can be mended). */
+        gk_autofree char *wfile = NULL;
+        unsigned wline = 0;
         if (w)
+            split_origin(w->origin, &wfile, &wline);
+        if (w && wfile && strcmp(wfile, file) == 0)
             add(A, GK_R_SOURCE_WRITABLE, w->origin, path,
                 "policy source %s lies inside writable region %s: runs under this policy cannot "
                 "change it, but runs under any other policy granting that region can",
                 path, w->p.path);
-        else {
+        else if (w) {
+            gk_autofree char *msg = gk_printf(
+                "policy source %s lies inside writable region %s (granted at %s): runs under "
+                "this policy cannot change it, but runs under any other policy granting that "
+                "region can",
+                path, w->p.path, w->origin ? w->origin : "an unknown rule");
+            add_file(A, GK_R_SOURCE_WRITABLE, file, path, msg);
+        } else {
             gk_autofree char *msg = gk_printf(
                 "policy source %s is writable (no layer restricts the filesystem and no readonly "
                 "entry covers it): runs under this policy cannot change it, but others can",
