@@ -466,6 +466,7 @@ static void check_verdict(table_run *t, const char *row, const grant_verdict *v,
 {
     const char *want_answer = fields->v[1];
     char *got = describe(v);
+    char *libdir = NULL, *lib_origin = NULL; /* freed at out: the gotos pass them */
     if (strcmp(want_answer, answer_name(grant_verdict_answer(v))) != 0) {
         fail_row(t, row, "answer: want %s; %s", want_answer, got);
         goto out;
@@ -479,8 +480,7 @@ static void check_verdict(table_run *t, const char *row, const grant_verdict *v,
     if (origin && strncmp(origin, t->dir, dl) == 0 && origin[dl] == '/')
         origin += dl + 1;
     /* A bundled policy's origin as lib:NAME:LINE, as the table names it. */
-    gk_autofree char *libdir = gk_test_path("policies/");
-    gk_autofree char *lib_origin = NULL;
+    libdir = gk_test_path("policies/");
     if (origin && gk_has_prefix(origin, libdir))
         origin = lib_origin = gk_printf("lib:%s", origin + strlen(libdir));
     if (strcmp(fields->v[2], "*") != 0 && !field_eq(fields->v[2], origin))
@@ -520,6 +520,8 @@ static void check_verdict(table_run *t, const char *row, const grant_verdict *v,
     free(js);
 out:
     free(got);
+    free(libdir);
+    free(lib_origin);
 }
 
 /* The value of query modifier key (cwd, PATH) among the row's fields, or NULL. */
