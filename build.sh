@@ -6,7 +6,8 @@
 #                       and run a command confined by it with grantrun
 #   ./build.sh check    all of the above, then the whole test suite, the
 #                       front-end and compile suites again under valgrind, and
-#                       the whole suite again under ASan+UBSan (make check-asan)
+#                       the whole suite again under ASan+UBSan (make check-asan),
+#                       then an install into a scratch DESTDIR (make installcheck)
 #   ./build.sh fuzz     build, then `make fuzz` (libFuzzer targets, clang)
 #   ./build.sh bench    build, then `make bench`
 #
@@ -89,6 +90,14 @@ check)
     make check-valgrind
     say "make check-asan"
     make check-asan
+    # The install: every file in place, examples/ built against the
+    # installed grant.pc and run (make installcheck; distcheck does the same
+    # with a real prefix).
+    say "make install DESTDIR=install-check && make installcheck"
+    rm -rf install-check
+    make -s install DESTDIR="$PWD/install-check" >/dev/null
+    make -s installcheck DESTDIR="$PWD/install-check"
+    rm -rf install-check
     ;;
 fuzz | bench)
     say "make $mode"
