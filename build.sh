@@ -6,7 +6,8 @@
 #                       and run a command confined by it with grantrun
 #   ./build.sh check    all of the above, then the whole test suite, the
 #                       front-end and compile suites again under valgrind, and
-#                       the bad-input corpus and parser suite under ASan+UBSan
+#                       the whole suite again under ASan+UBSan (make check-asan),
+#                       then an install into a scratch DESTDIR (make installcheck)
 #   ./build.sh fuzz     build, then `make fuzz` (libFuzzer targets, clang)
 #   ./build.sh bench    build, then `make bench`
 #
@@ -33,7 +34,8 @@ say() { printf '==> %s\n' "$*" >&2; }
 # ---- 1. Debian packages ------------------------------------------------------
 packages=(build-essential autoconf automake libtool pkg-config flex bison
     libyaml-dev libpcre2-dev libjansson-dev nettle-dev check libseccomp-dev libevent-dev
-    bubblewrap valgrind)
+    bubblewrap valgrind groff-base)
+# groff-base: the suite renders the man pages (groff -ww -mandoc, no warning).
 [ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
 
 missing=()
@@ -88,6 +90,14 @@ check)
     make check-valgrind
     say "make check-asan"
     make check-asan
+    # The install: every file in place, examples/ built against the
+    # installed grant.pc and run (make installcheck; distcheck does the same
+    # with a real prefix).
+    say "make install DESTDIR=install-check && make installcheck"
+    rm -rf install-check
+    make -s install DESTDIR="$PWD/install-check" >/dev/null
+    make -s installcheck DESTDIR="$PWD/install-check"
+    rm -rf install-check
     ;;
 fuzz | bench)
     say "make $mode"

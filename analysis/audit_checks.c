@@ -1064,12 +1064,27 @@ static void check_sources(audit *A)
         if (!path || !gk_decide_fs(A->s, GRANT_OP_WRITE, path) || !user_writable(A, path))
             continue;
         const gk_region *w = A->all_fs ? NULL : region_holding(&A->pr->write, path);
+        /* The finding belongs to the file that is exposed: at the write
+         * rule when that file grants the region itself, else on the file
+         * as a whole, naming where the region comes from (an included
+         * base's line is not where the exposed policy can be mended). */
+        gk_autofree char *wfile = NULL;
+        unsigned wline = 0;
         if (w)
+            split_origin(w->origin, &wfile, &wline);
+        if (w && wfile && strcmp(wfile, file) == 0)
             add(A, GK_R_SOURCE_WRITABLE, w->origin, path,
                 "policy source %s lies inside writable region %s: runs under this policy cannot "
                 "change it, but runs under any other policy granting that region can",
                 path, w->p.path);
-        else {
+        else if (w) {
+            gk_autofree char *msg = gk_printf(
+                "policy source %s lies inside writable region %s (granted at %s): runs under "
+                "this policy cannot change it, but runs under any other policy granting that "
+                "region can",
+                path, w->p.path, w->origin ? w->origin : "an unknown rule");
+            add_file(A, GK_R_SOURCE_WRITABLE, file, path, msg);
+        } else {
             gk_autofree char *msg = gk_printf(
                 "policy source %s is writable (no layer restricts the filesystem and no readonly "
                 "entry covers it): runs under this policy cannot change it, but others can",
@@ -1258,15 +1273,55 @@ static bool word_in(const char *list, const char *w)
     return false;
 }
 
+/* Programs Windows has that run other programs or script text: on the
+ * windows target only, where they are what `cmd`, `powershell` name. */
+static const shell_capable win_shell_capable_table[] = {
+    {"cmd", NULL, "cmd /c runs any command line"},
+    {"powershell", NULL, "PowerShell runs any script, -Command and -EncodedCommand included"},
+    {"pwsh", NULL, "PowerShell runs any script, -Command and -EncodedCommand included"},
+    {"wscript", NULL, "Windows Script Host runs any script file"},
+    {"cscript", NULL, "Windows Script Host runs any script file"},
+    {"mshta", NULL, "mshta runs script in an HTML application"},
+    {"rundll32", NULL, "rundll32 calls any exported DLL function"},
+    {"regsvr32", NULL, "regsvr32 loads a DLL (or a scriptlet) and runs its code"},
+    {"forfiles", NULL, "forfiles /c runs a command for every file"},
+    {"schtasks", NULL, "schtasks /create schedules any command, run later outside the sandbox"},
+    {"wsl", NULL, "wsl runs a Linux shell and its commands"},
+    {"start", NULL, "start runs any program"},
+};
+
+/* The name a shell-capable entry is known by: the basename; on the windows
+ * target (entries are folded) without the extension CreateProcess would
+ * add (git.exe is git, cmd.com is cmd), so the check is exact there too. */
+static char *exec_helper_name(const audit *A, const char *key)
+{
+    char *base = gk_strdup(gk_basename(key));
+    if (!A->windows_target)
+        return base;
+    static const char *const exts[] = {".exe", ".com", ".bat", ".cmd"};
+    size_t n = strlen(base);
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
+        if (n > 4 && strcmp(base + n - 4, exts[i]) == 0) {
+            base[n - 4] = '\0';
+            break;
+        }
+    return base;
+}
+
 static void check_shell_capable_entry(audit *A, const gk_admit *a)
 {
     if (a->all || is_dead(A, a))
         return;
-    const char *base = gk_basename(a->key);
+    gk_autofree char *base = exec_helper_name(A, a->key);
     const shell_capable *sc = NULL;
     for (size_t i = 0; i < sizeof(shell_capable_table) / sizeof(*shell_capable_table); i++)
         if (strcmp(shell_capable_table[i].name, base) == 0)
             sc = &shell_capable_table[i];
+    for (size_t i = 0; A->windows_target && !sc &&
+                       i < sizeof(win_shell_capable_table) / sizeof(*win_shell_capable_table);
+         i++)
+        if (strcmp(win_shell_capable_table[i].name, base) == 0)
+            sc = &win_shell_capable_table[i];
     if (!sc)
         return;
     gk_autofree char *rule = admit_text(a);

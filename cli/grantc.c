@@ -44,7 +44,8 @@ static const char usage_main[] =
     "\n"
     "Options:\n"
     "  -h, --help            print this help and exit\n"
-    "  -V, --version         print the version and exit\n"
+    "  -V, --version         print the version and what this build has (backends,\n"
+    "                        targets, libraries) and exit\n"
     "\n"
     "Exit status: 0 success or equal; 1 a difference, or 'fmt --check' found an\n"
     "unformatted file; 2 usage or input error (nothing is written).\n"
@@ -80,13 +81,18 @@ static const char usage_fmt[] =
     "  -h, --help            print this help and exit\n";
 
 static const char usage_compare[] =
-    "Usage: grantc compare [CTX] A B [--format text|json]\n"
+    "Usage: grantc compare [CTX] A B [--format text|json] [--witnesses N]\n"
     "Decide how policy A relates to policy B and print one of: equal,\n"
     "narrower (A allows a strict subset of what B allows), wider, incomparable;\n"
-    "then one line per witness, e.g. 'read /p: a allows, b denies'.\n"
+    "then the witnesses, grouped by kind and verdicts ('exec: a denies, b allows\n"
+    "(36)'), one line each; a command asked through every PATH directory is one\n"
+    "line with a count of its spellings.\n"
     "Exit status: 0 equal, 1 any difference, 2 usage or input error.\n"
     "\n"
     "      --format text|json  json prints {\"order\":...,\"queries\":N,\"witnesses\":[...]}\n"
+    "                        with every witness, one per spelling\n"
+    "      --witnesses N     show at most N lines a group, then a count of the rest\n"
+    "                        (default 10; 0 shows all)\n"
     "  -h, --help            print this help and exit\n"
     "\n" CTX_HELP;
 
@@ -305,18 +311,108 @@ static int cmd_fmt(int argc, char **argv)
 
 /* ---- compare ------------------------------------------------------------ */
 
-static void print_comparison_text(const grant_comparison *c)
+/* The text form groups the witnesses by kind and verdicts, in the order
+ * they first appear, and shows at most `cap` lines a group (0: all), then
+ * a count of the rest. An exec witness asked through every PATH directory
+ * (/usr/bin/rg, /bin/rg, ..., and "rg (not found on PATH)") is one line,
+ * the command with a count of its spellings: a new user's question is
+ * which programs differ, not where PATH looks. */
+typedef struct witness_entry {
+    const char *kind;
+    bool a, b;
+    char *key;        /* the command (name and arguments) or the subject */
+    const char *first; /* the first spelling seen */
+    size_t spellings;
+} witness_entry;
+
+/* The command an exec subject names, whatever PATH spelling it has:
+ * "/usr/bin/rg -x", "rg (found at /bin/rg) -x" and "rg (not found on PATH)"
+ * are one command; a "(-> CANONICAL)" note stays, as it names another
+ * program. */
+static char *exec_key(const char *subject)
+{
+    static const char *const drop[] = {" (found at ", " (not found on PATH"};
+    char *k = strdup(subject);
+    if (!k)
+        abort();
+    for (size_t d = 0; d < sizeof drop / sizeof drop[0]; d++) {
+        char *at = strstr(k, drop[d]);
+        char *close = at ? strchr(at, ')') : NULL;
+        if (close)
+            memmove(at, close + 1, strlen(close + 1) + 1);
+    }
+    if (k[0] == '/') {
+        size_t word = strcspn(k, " ");
+        char *base = k;
+        for (char *p = k; p < k + word; p++)
+            if (*p == '/')
+                base = p + 1;
+        memmove(k, base, strlen(base) + 1);
+    }
+    return k;
+}
+
+static void print_comparison_text(const grant_comparison *c, long cap)
 {
     printf("%s\n", grant_order_name(grant_comparison_order(c)));
-    size_t n = grant_comparison_witness_count(c);
+    size_t n = grant_comparison_witness_count(c), ne = 0;
+    witness_entry *e = calloc(n ? n : 1, sizeof *e);
+    if (!e)
+        abort();
     for (size_t i = 0; i < n; i++) {
         const char *kind, *subject;
         bool a, b;
         if (grant_comparison_witness(c, i, &kind, &subject, &a, &b) < 0)
             continue;
-        printf("%s %s: a %s, b %s\n", kind, subject, a ? "allows" : "denies",
-               b ? "allows" : "denies");
+        char *key = strcmp(kind, "exec") == 0 ? exec_key(subject) : strdup(subject);
+        if (!key)
+            abort();
+        size_t j = 0;
+        while (j < ne && !(e[j].a == a && e[j].b == b && strcmp(e[j].kind, kind) == 0 &&
+                           strcmp(e[j].key, key) == 0))
+            j++;
+        if (j < ne) {
+            e[j].spellings++;
+            free(key);
+            continue;
+        }
+        e[ne++] = (witness_entry){kind, a, b, key, subject, 1};
     }
+    bool *done = calloc(ne ? ne : 1, sizeof *done);
+    if (!done)
+        abort();
+    for (size_t g = 0; g < ne; g++) {
+        if (done[g])
+            continue;
+        size_t lines = 0, witnesses = 0;
+        for (size_t j = g; j < ne; j++)
+            if (e[j].a == e[g].a && e[j].b == e[g].b && strcmp(e[j].kind, e[g].kind) == 0) {
+                lines++;
+                witnesses += e[j].spellings;
+            }
+        printf("%s: a %s, b %s (%zu)\n", e[g].kind, e[g].a ? "allows" : "denies",
+               e[g].b ? "allows" : "denies", witnesses);
+        size_t shown = 0;
+        for (size_t j = g; j < ne; j++) {
+            if (!(e[j].a == e[g].a && e[j].b == e[g].b && strcmp(e[j].kind, e[g].kind) == 0))
+                continue;
+            done[j] = true;
+            if (cap > 0 && shown >= (size_t)cap)
+                continue;
+            shown++;
+            if (e[j].spellings > 1)
+                printf("  %s (%zu spellings along PATH, e.g. %s)\n", e[j].key, e[j].spellings,
+                       e[j].first);
+            else
+                printf("  %s\n", e[j].first);
+        }
+        if (shown < lines)
+            printf("  ... and %zu more (--witnesses 0 shows all)\n", lines - shown);
+    }
+    for (size_t j = 0; j < ne; j++)
+        free(e[j].key);
+    free(e);
+    free(done);
 }
 
 /* Canonical like the IR: keys in bytewise order, no whitespace. */
@@ -341,14 +437,38 @@ static void print_comparison_json(const grant_comparison *c)
     fputs("]}\n", stdout);
 }
 
+enum { OPT_WITNESSES = 0x280 };
+
+typedef struct compare_opts {
+    bool json;
+    long witnesses; /* lines a group shows in text, 0: all */
+} compare_opts;
+
+static int compare_option(void *state, int opt, const char *arg)
+{
+    compare_opts *o = state;
+    if (opt == OPT_FORMAT)
+        return text_or_json(&o->json, opt, arg);
+    char *end;
+    errno = 0;
+    long n = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || n < 0) {
+        cli_error("--witnesses: '%s' is not a count (0 shows every witness)", arg);
+        return -1;
+    }
+    o->witnesses = n;
+    return 0;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"witnesses", required_argument, NULL, OPT_WITNESSES},
         {NULL, 0, NULL, 0},
     };
-    bool json = false;
-    const cli_cmd_spec spec = {"compare", usage_compare, "", longopts, false, text_or_json, &json};
+    compare_opts o = {false, 10};
+    const cli_cmd_spec spec = {"compare", usage_compare, "", longopts, false, compare_option, &o};
     cli_cmd_args args;
     int status = cli_parse_command(&spec, argc, argv, &args);
     if (status != CMD_RUN)
@@ -379,10 +499,10 @@ static int cmd_compare(int argc, char **argv)
                   strerror(-rc));
         goto out;
     }
-    if (json)
+    if (o.json)
         print_comparison_json(cmp);
     else
-        print_comparison_text(cmp);
+        print_comparison_text(cmp, o.witnesses);
     if (fflush(stdout) != 0) {
         cli_error("cannot write to standard output: %s", strerror(errno));
         goto out;
@@ -1279,7 +1399,10 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
         return cli_print_help(usage_main);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-        printf("grantc (grantkit) %s\n", grant_version());
+        /* The version, then what this build has (cli.md: --version). */
+        char *info = grant_build_info();
+        printf("grantc (grantkit) %s\n%s", grant_version(), info ? info : "");
+        free(info);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
     if (strcmp(cmd, "compile") == 0)

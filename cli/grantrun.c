@@ -19,6 +19,7 @@
 #include "cli_cmd.h"
 #include "cli_util.h"
 #include "grantrun_net.h"
+#include "runtime/features.h"
 #include "runtime/launch.h"
 #include "runtime/level.h"
 #include "grantrun_frame.h"
@@ -67,6 +68,9 @@ static const char usage_run[] =
     "      --dry-run         print the bwrap arguments and the Landlock ruleset, run\n"
     "                        nothing\n"
     "  -h, --help            print this help and exit\n"
+    "  -V, --version         print the version, and what this build and host have\n"
+    "                        (Landlock ABI, seccomp, bwrap and its version, user\n"
+    "                        namespaces), and exit\n"
     "\n" CTX_HELP "\n"
     "Exit status: the command's own (0-123), 124 timeout, 125 grantrun failed (usage,\n"
     "policy, confinement unavailable), 126 refused by the policy or not executable,\n"
@@ -511,6 +515,54 @@ static char *bwrap_on_path(void)
     return NULL;
 }
 
+/* grantrun --version [--bwrap PATH]: the version, then what this build and
+ * host have for the envelope (cli.md). Only looks: a run still fails
+ * closed on what it finds missing. */
+static int print_version(int nopts, char **argv)
+{
+    const char *bwrap = NULL;
+    for (int i = 1; i < nopts; i++) {
+        if (strcmp(argv[i], "--bwrap") == 0 && i + 1 < nopts)
+            bwrap = argv[++i];
+        else if (strncmp(argv[i], "--bwrap=", 8) == 0)
+            bwrap = argv[i] + 8;
+    }
+    gk_host_features f;
+    gk_host_features_probe(bwrap, getenv("PATH"), &f);
+    const char *helper = getenv("GRANTKIT_HELPER");
+    if (!helper || !*helper)
+        helper = GK_HELPER_PATH;
+    char *info = grant_build_info();
+    printf("grantrun (grantkit) %s\n%s", grant_version(), info ? info : "");
+    free(info);
+    printf("helper: %s%s\n", helper, access(helper, X_OK) == 0 ? "" : " (missing)");
+    if (f.landlock_abi > 0)
+        printf("landlock: ABI %d\n", f.landlock_abi);
+    else
+        printf("landlock: unavailable (%s)\n", strerror(-f.landlock_abi));
+    printf("seccomp: %s; libseccomp %s\n",
+           f.seccomp_filter ? "filters" : "unavailable (the kernel takes no filters)",
+           f.libseccomp ? f.libseccomp : "?");
+    if (f.bwrap)
+        printf("bwrap: %s (%s)\n", f.bwrap, f.bwrap_version ? f.bwrap_version : "gave no version");
+    else
+        printf("bwrap: none on PATH\n");
+    printf("user namespaces: ");
+    if (f.max_userns >= 0)
+        printf("at most %ld", f.max_userns);
+    else
+        printf("limit unknown");
+    if (f.unpriv_userns >= 0)
+        printf(", unprivileged %s", f.unpriv_userns ? "allowed" : "refused");
+    printf("\n");
+    /* The levels this build has; which one a run gets is probed then
+     * (--level auto, grantrun(1) LEVELS OF CONFINEMENT). */
+    printf("levels: namespaces (bwrap, where user namespaces allow a mount), landlock (%s)\n",
+           f.landlock_abi > 0 ? "available" : "unavailable: no Landlock");
+    gk_host_features_clear(&f);
+    return fflush(stdout) == 0 ? 0 : GK_RUN_FAILED;
+}
+
 int main(int argc, char **argv)
 {
     cli_progname = "grantrun";
@@ -530,6 +582,9 @@ int main(int argc, char **argv)
     int nopts = 1;
     while (nopts < argc && strcmp(argv[nopts], "--") != 0)
         nopts++;
+    for (int i = 1; i < nopts; i++)
+        if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0)
+            return print_version(nopts, argv);
     char **command = nopts < argc ? argv + nopts + 1 : NULL;
     size_t ncommand = nopts < argc ? (size_t)(argc - nopts - 1) : 0;
 

@@ -12,11 +12,18 @@
  * shadow base/minimal.grant. */
 #include "ir/ir.h"
 
+#include "config.h"
+
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
+#include <nettle/version.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <yaml.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #define GK_INCLUDE_DEPTH 32
 
@@ -461,4 +468,21 @@ int grant_compile_buffer(const grant_context *ctx, const char *name, const char 
         return -EINVAL;
     const char *files[1] = {name};
     return compile_units(ctx, files, 1, text, len, NULL, 0, diags, out);
+}
+
+/* ---- build information (--version) --------------------------------------- */
+
+char *grant_build_info(void)
+{
+    char pcre2[64] = "?";
+    if (pcre2_config(PCRE2_CONFIG_VERSION, pcre2) < 0)
+        strcpy(pcre2, "?");
+    const char *san = GK_SANITIZERS; /* configure --enable-asan/--enable-ubsan */
+    return gk_printf("backends: bwrap landlock seatbelt appcontainer\n"
+                     "targets: host linux macos windows\n"
+                     "inputs: .grant .yaml .yml .json (the IR)\n"
+                     "libraries: libyaml %s, PCRE2 %s, jansson %s, nettle %d.%d\n"
+                     "sanitizers: %s\n",
+                     yaml_get_version_string(), pcre2, JANSSON_VERSION, NETTLE_VERSION_MAJOR,
+                     NETTLE_VERSION_MINOR, *san ? san : "none");
 }

@@ -1109,6 +1109,34 @@ static int expand_sigil(const grant_context *ctx, gk_resolve_cache *cache, const
     return 0;
 }
 
+const char *gk_win_short_name(const char *path, size_t *len)
+{
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, "/\\");
+        const char *tilde = memchr(p, '~', n);
+        if (tilde && tilde > p && tilde - p <= 6) {
+            bool base_ok = true;
+            for (const char *c = p; c < tilde; c++)
+                base_ok &= *c != '.' && *c != ' ';
+            const char *d = tilde + 1;
+            while (d < p + n && *d >= '0' && *d <= '9')
+                d++;
+            size_t ext = (size_t)(p + n - d);
+            bool digits = d > tilde + 1;
+            bool ext_ok = ext == 0 || (d[0] == '.' && ext >= 2 && ext <= 4 &&
+                                       !memchr(d + 1, '.', ext - 1));
+            if (base_ok && digits && ext_ok && (size_t)(d - p) <= 8) {
+                *len = n;
+                return p;
+            }
+        }
+        p += n;
+        while (*p == '/' || *p == '\\')
+            p++;
+    }
+    return NULL;
+}
+
 int gk_freeze_lexical(const grant_context *ctx, gk_resolve_cache *cache, const char *text,
                       gk_loc loc, grant_diags *diags, char **out)
 {
@@ -1123,6 +1151,15 @@ int gk_freeze_lexical(const grant_context *ctx, gk_resolve_cache *cache, const c
     }
     gk_autofree char *word = gk_strdup(text);
     if (ctx->target == GRANT_TARGET_WINDOWS) {
+        size_t sl = 0;
+        const char *sn = gk_win_short_name(text, &sl);
+        if (sn) {
+            gk_diag_add(diags, GK_ERROR, loc,
+                        "write the long name: which one an alias stands for is the volume's "
+                        "to say",
+                        "'%.*s' in '%s' is an 8.3 short name", (int)sl, sn, text);
+            return -1;
+        }
         backslashes_to_slashes(word);
         if (word[0] == '/' && word[1] == '/') {
             gk_diag_add(diags, GK_ERROR, loc, "name the share through a drive letter",

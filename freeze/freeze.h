@@ -53,6 +53,14 @@ GK_HIDDEN extern const char *const gk_xdg_names[GK_XDG_COUNT]; /* "config", ... 
 /* "linux", "macos", "windows": the host target reports the OS it runs on. */
 GK_HIDDEN const char *gk_target_name(const grant_context *ctx);
 GK_HIDDEN bool gk_target_is_offline(const grant_context *ctx);
+/* Windows 8.3 short names: the first component of path (either separator)
+ * shaped like an alias Windows makes for a long name (PROGRA~1,
+ * MICROS~2.EXE: up to six characters, '~', digits, an extension of up to
+ * three), or NULL; *len is its length. Which long name an alias stands for
+ * is the volume's to say (and can be turned off), so an offline policy
+ * cannot know it: the windows target refuses such a component in a
+ * policy, and the gate denies a query through one (fail closed). */
+GK_HIDDEN const char *gk_win_short_name(const char *path, size_t *len);
 GK_HIDDEN grant_context *gk_context_copy(const grant_context *ctx);
 
 typedef struct gk_fpath {

@@ -1210,6 +1210,16 @@ int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const c
     int rc = new_verdict(out);
     if (rc < 0)
         return rc;
+    size_t sl = 0;
+    const char *sn = p->ctx->target == GRANT_TARGET_WINDOWS ? gk_win_short_name(path, &sl) : NULL;
+    if (sn) {
+        /* The alias may name a denied long name: refused, never guessed. */
+        verdict_set(*out, GRANT_DENIED, "resolution", NULL, gk_printf("8.3 short name %.*s", (int)sl, sn),
+                    gk_strdup(path),
+                    gk_strdup("an 8.3 short name stands for a long name only the volume knows: "
+                              "ask with the long name"));
+        return 0;
+    }
     char *resolved = resolve_fs_query(p, path, cwd);
     if (!resolved) {
         verdict_set(*out, GRANT_DENIED, "resolution", NULL, gk_strdup("symlink loop"),
@@ -1221,6 +1231,22 @@ int grant_check_fs(const grant_policy *p, grant_op op, const char *path, const c
     return 0;
 }
 
+/* An exec head through an 8.3 short name on windows (see grant_check_fs):
+ * denied, filled in v. */
+static bool exec_short_name(const grant_policy *p, const char *head, grant_verdict *v)
+{
+    size_t sl = 0;
+    const char *sn = p->ctx->target == GRANT_TARGET_WINDOWS && head ? gk_win_short_name(head, &sl)
+                                                                     : NULL;
+    if (!sn)
+        return false;
+    verdict_set(v, GRANT_DENIED, "resolution", NULL, gk_printf("8.3 short name %.*s", (int)sl, sn),
+                gk_strdup(head),
+                gk_strdup("an 8.3 short name stands for a long name only the volume knows: "
+                          "run it by the long name"));
+    return true;
+}
+
 int grant_check_exec_query(const grant_policy *p, const grant_exec_query *q, grant_verdict **out)
 {
     if (!p || !q || !q->spelling || !*q->spelling)
@@ -1228,6 +1254,8 @@ int grant_check_exec_query(const grant_policy *p, const grant_exec_query *q, gra
     int rc = new_verdict(out);
     if (rc < 0)
         return rc;
+    if (exec_short_name(p, q->spelling, *out) || exec_short_name(p, q->walked, *out))
+        return 0;
     gk_gate_exec(p, q, *out);
     return 0;
 }
@@ -1243,6 +1271,8 @@ int grant_check_exec(const grant_policy *p, const char *const *argv, size_t argc
     int rc = new_verdict(out);
     if (rc < 0)
         return rc;
+    if (exec_short_name(p, argv[0], *out))
+        return 0;
     char *walked, *canonical;
     gk_walk_head(p->ctx, argv[0], path_env, cwd, &walked, &canonical);
     grant_exec_query q = {argv[0], walked, canonical, argc > 1 ? argv[1] : NULL};

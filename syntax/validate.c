@@ -145,6 +145,12 @@ static void check_rule(const gk_exec_rule *r, grant_diags *d)
         case GK_T_NAME:
             if (!*text) {
                 gk_diag_add(d, GK_ERROR, t->word.loc, NULL, "empty command name");
+            } else if (strcmp(text, ".") == 0 || strcmp(text, "..") == 0) {
+                /* A directory, never a program; joined to each PATH entry
+                 * it would be a path that is not lexically normal, in the
+                 * IR's projection too (found by fuzz_include). */
+                gk_diag_add(d, GK_ERROR, t->word.loc, "name a program, or a dir ending in '/'",
+                            "'%s' is not a command name", text);
             } else if (strchr(text, '/') && !gk_word_is_drive_path(text)) {
                 /* A drive path (C:/x) is a file on the windows target and
                  * an error elsewhere: freezing knows the target. */

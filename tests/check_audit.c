@@ -1128,6 +1128,35 @@ START_TEST(test_source_writable)
     grant_findings_free(f);
     free(file);
 
+    /* The region granted by an included file: the finding is the exposed
+     * file's (the whole file, naming the rule), not a line of the include;
+     * the included file, a source inside the region too, has its own. */
+    gk_autofree char *libdir = gk_path_join(dir, "lib");
+    ck_assert_int_eq(mkdir(libdir, 0755), 0);
+    gk_autofree char *lib = gk_path_join(libdir, "base.grant");
+    gk_autofree char *lib_text = gk_printf("grant base {\n    fs { write \"%s\"; }\n}\n", dir);
+    write_text(lib, lib_text);
+    f = audit_host_text(dir, "grant top {\n    include \"./lib/base.grant\";\n}\n", NULL,
+                        GRANT_TARGET_HOST, &file);
+    gk_strvec where = {0};
+    for (size_t i = 0; i < grant_findings_count(f); i++) {
+        const char *id, *ffile, *msg;
+        unsigned line;
+        grant_finding(f, i, &id, NULL, NULL, &ffile, &line, &msg);
+        if (strcmp(id, "GK004") != 0)
+            continue;
+        gk_strvec_push_take(&where, gk_printf("%s@%u", ffile ? gk_basename(ffile) : "-", line));
+        if (ffile && strcmp(ffile, file) == 0) {
+            gk_autofree char *granted = gk_printf("(granted at %s:2)", lib);
+            ck_assert_msg(strstr(msg, granted), "%s", msg);
+        }
+    }
+    gk_autofree char *w2 = join_sorted(&where);
+    ck_assert_str_eq(w2, "base.grant@2 p.grant@0");
+    gk_strvec_free(&where);
+    grant_findings_free(f);
+    free(file);
+
     /* Protected by a readonly entry, or outside the writable part: quiet. */
     gk_autofree char *p = gk_path_join(dir, "p.grant");
     gk_autofree char *out = gk_path_join(dir, "out");

@@ -20,6 +20,9 @@
 
 #include "testutil.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 /* The fixed offline context (as gk_test_context_linux), as flags. */
 #define LINUX_CTX                                                                          \
     "--target", "linux", "--home", "/home/u", "--user", "u", "--cwd", "/w", "--tempdir",   \
@@ -629,16 +632,48 @@ START_TEST(compare_policy_with_itself)
 }
 END_TEST
 
-static bool is_witness_line(const char *line, size_t len)
+/* The text form: group headers "KIND: a X, b Y (N)" and indented lines, at
+ * most cap a group, then "  ... and K more". Returns the witnesses the
+ * headers count; every header must say "a allows, b denies" when
+ * wider_only. */
+static size_t text_witnesses(const char *out, bool wider_only, long cap, size_t *lines_out,
+                             size_t *more_out)
 {
-    static const char *const kinds[] = {"read ", "write ", "exec ", "gate ", "net"};
-    bool kind = false;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        kind |= strncmp(line, kinds[i], strlen(kinds[i])) == 0;
-    char *l = gk_strndup(line, len);
-    bool shape = strstr(l, ": a allows, b denies") || strstr(l, ": a denies, b allows");
-    free(l);
-    return kind && shape;
+    static const char *const kinds[] = {"read", "write", "exec", "gate", "net"};
+    size_t witnesses = 0, lines = 0, more = 0;
+    long in_group = -1;
+    for (const char *line = strchr(out, '\n') + 1; *line;) {
+        const char *end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        gk_autofree char *l = gk_strndup(line, (size_t)(end - line));
+        if (l[0] == ' ') {
+            ck_assert_msg(in_group >= 0, "a witness line before any group: %s", l);
+            if (strncmp(l, "  ... and ", 10) == 0) {
+                more++;
+            } else {
+                in_group++;
+                lines++;
+                ck_assert_msg(cap == 0 || in_group <= cap, "more than %ld lines: %s", cap, l);
+            }
+        } else {
+            bool kind = false;
+            for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+                kind |= gk_has_prefix(l, kinds[i]) && l[strlen(kinds[i])] == ':';
+            const char *verdicts = strstr(l, ": a allows, b denies (");
+            ck_assert_msg(kind && (verdicts || (!wider_only && strstr(l, ": a denies, b allows ("))),
+                          "bad group header: %s", l);
+            size_t n = 0;
+            ck_assert_msg(sscanf(strrchr(l, '(') + 1, "%zu)", &n) == 1 && n > 0, "%s", l);
+            witnesses += n;
+            in_group = 0;
+        }
+        line = end + 1;
+    }
+    if (lines_out)
+        *lines_out = lines;
+    if (more_out)
+        *more_out = more;
+    return witnesses;
 }
 
 START_TEST(compare_minimal_and_reasonable)
@@ -646,28 +681,21 @@ START_TEST(compare_minimal_and_reasonable)
     char *pp = policies_dir();
     char *min = gk_test_path("policies/base/minimal.grant");
     char *rea = gk_test_path("policies/base/reasonable.grant");
-    run_result r = GRANTC("compare", LINUX_CTX, "--policy-path", pp, min, rea);
+    run_result r = GRANTC("compare", LINUX_CTX, "--policy-path", pp, "--witnesses", "0", min, rea);
     ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
     /* reasonable stacks an allow list on minimal: minimal allows more. */
     ck_assert_msg(strncmp(r.out, "wider\n", 6) == 0, "%s", r.out);
-    size_t witnesses = 0;
-    for (const char *line = strchr(r.out, '\n') + 1; *line;) {
-        const char *end = strchr(line, '\n');
-        ck_assert_ptr_nonnull(end);
-        ck_assert_msg(is_witness_line(line, (size_t)(end - line)), "bad witness line: %.*s",
-                      (int)(end - line), line);
-        const char *verdicts = strstr(line, ": a allows, b denies");
-        ck_assert_msg(verdicts && verdicts < end, "wider, yet: %.*s", (int)(end - line), line);
-        witnesses++;
-        line = end + 1;
-    }
+    size_t all_lines = 0, more = 0;
+    size_t witnesses = text_witnesses(r.out, true, 0, &all_lines, &more);
     ck_assert_uint_ge(witnesses, 1);
+    ck_assert_uint_eq(more, 0);
 
     run_result rev = GRANTC("compare", LINUX_CTX, "--policy-path", pp, "--format=json", rea, min);
     ck_assert_int_eq(rev.status, 1);
     json_t *doc = parse_json(rev.out, "compare json");
     ck_assert_str_eq(json_string_value(json_object_get(doc, "order")), "narrower");
     json_t *ws = json_object_get(doc, "witnesses");
+    /* the headers count every witness the JSON lists */
     ck_assert_uint_eq(json_array_size(ws), witnesses);
     json_t *w0 = json_array_get(ws, 0);
     ck_assert(json_is_false(json_object_get(w0, "a")));
@@ -675,6 +703,21 @@ START_TEST(compare_minimal_and_reasonable)
     ck_assert(json_is_string(json_object_get(w0, "kind")));
     ck_assert(json_is_string(json_object_get(w0, "subject")));
     json_decref(doc);
+
+    /* Capped: at most 2 lines a group, the rest counted; the same groups. */
+    run_result capped = GRANTC("compare", LINUX_CTX, "--policy-path", pp, "--witnesses", "2",
+                               min, rea);
+    ck_assert_int_eq(capped.status, 1);
+    size_t capped_lines = 0, capped_more = 0;
+    ck_assert_uint_eq(text_witnesses(capped.out, true, 2, &capped_lines, &capped_more), witnesses);
+    ck_assert_msg(capped_lines < all_lines && capped_more > 0, "%s", capped.out);
+    /* a command asked through each PATH directory is one line */
+    ck_assert_msg(strstr(r.out, " spellings along PATH, e.g. /"), "%s", r.out);
+    run_result bad = GRANTC("compare", LINUX_CTX, "--witnesses", "-1", min, rea);
+    ck_assert_int_eq(bad.status, 2);
+    ck_assert_msg(strstr(bad.err, "--witnesses: '-1' is not a count"), "%s", bad.err);
+    run_free(&bad);
+    run_free(&capped);
     run_free(&r);
     run_free(&rev);
     free(min);
@@ -767,6 +810,51 @@ START_TEST(help_and_version)
     ck_assert_msg(strncmp(v.out, "grantc (grantkit) ", 18) == 0, "%s", v.out);
     ck_assert_msg(strstr(v.out, grant_version()), "%s", v.out);
     run_free(&v);
+}
+END_TEST
+
+/* --version says what this build has (grantc) and what this build and host
+ * have for the envelope (grantrun), each line checked against the host. */
+START_TEST(version_features)
+{
+    run_result c = GRANTC("--version");
+    ck_assert_int_eq(c.status, 0);
+    ck_assert_msg(strstr(c.out, "\nbackends: bwrap landlock seatbelt appcontainer\n") &&
+                      strstr(c.out, "\ntargets: host linux macos windows\n") &&
+                      strstr(c.out, "\nlibraries: libyaml ") && strstr(c.out, ", PCRE2 10."),
+                  "%s", c.out);
+    run_free(&c);
+
+    gk_autofree char *grantrun = gk_printf("%s/grantrun", gk_test_builddir());
+    char *argv[] = {grantrun, "--version", NULL};
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(gk_test_run(argv, NULL, &out, &err), 0);
+    ck_assert_msg(strncmp(out, "grantrun (grantkit) ", 20) == 0 && strstr(out, grant_version()),
+                  "%s", out);
+    long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1U);
+    gk_autofree char *ll = abi > 0 ? gk_printf("\nlandlock: ABI %ld\n", abi)
+                                   : gk_strdup("\nlandlock: unavailable (");
+    ck_assert_msg(strstr(out, ll), "want '%s' in:\n%s", ll + 1, out);
+    ck_assert_msg(strstr(out, "\nseccomp: filters; libseccomp 2.") ||
+                      strstr(out, "\nseccomp: unavailable"),
+                  "%s", out);
+    ck_assert_msg(strstr(out, "\nuser namespaces: "), "%s", out);
+    ck_assert_msg(strstr(out, "\nhelper: "), "%s", out);
+    free(out);
+    free(err);
+    /* --bwrap names the one asked; one that gives no version says so */
+    char *argv2[] = {grantrun, "--bwrap", "/bin/false", "--version", NULL};
+    ck_assert_int_eq(gk_test_run(argv2, NULL, &out, &err), 0);
+    ck_assert_msg(strstr(out, "\nbwrap: /bin/false (gave no version)\n"), "%s", out);
+    free(out);
+    free(err);
+    if (access("/usr/bin/bwrap", X_OK) == 0) {
+        char *argv3[] = {grantrun, "--version", "--bwrap=/usr/bin/bwrap", NULL};
+        ck_assert_int_eq(gk_test_run(argv3, NULL, &out, &err), 0);
+        ck_assert_msg(strstr(out, "\nbwrap: /usr/bin/bwrap (bubblewrap "), "%s", out);
+        free(out);
+        free(err);
+    }
 }
 END_TEST
 
@@ -996,6 +1084,7 @@ static Suite *cli_suite(void)
     t = tcase_create("usage");
     tcase_add_test(t, usage_errors);
     tcase_add_test(t, help_and_version);
+    tcase_add_test(t, version_features);
     suite_add_tcase(s, t);
 
     t = tcase_create("docs");

@@ -19,7 +19,9 @@
  *      ...                         verbatim (with '@' expanded) to @/NAME, so
  *      end                         an origin NAME:N is line N of that block
  *      policy [--target=T] [--no-implicit] FILE... [--extend FILE]...
- *                                  compile FILEs (relative to @) as grantc
+ *                                  compile FILEs (relative to @, or lib:NAME
+ *                                  for the bundled policies/NAME, whose
+ *                                  origins read lib:NAME:LINE) as grantc
  *                                  compile would stack them; the rows below
  *                                  ask this policy. Host (the default): cwd @,
  *                                  home @/home, user u, tempdir @/tmp, PATH
@@ -337,6 +339,17 @@ static void run_setup(table_run *t, const char *rest)
     gk_strvec_free(&w);
 }
 
+/* A policy FILE of a table: relative to @, or lib:NAME, the bundled
+ * policies/NAME (the policy library's own tables, tests/data/gate/library). */
+static char *table_file(table_run *t, const char *name)
+{
+    if (gk_has_prefix(name, "lib:")) {
+        gk_autofree char *rel = gk_printf("policies/%s", name + 4);
+        return gk_test_path(rel);
+    }
+    return gk_path_join(t->dir, name);
+}
+
 static void run_policy(table_run *t, const char *rest)
 {
     gk_strvec w = words(rest);
@@ -356,9 +369,9 @@ static void run_policy(table_run *t, const char *rest)
                          ? GRANT_TARGET_WINDOWS
                          : (TABLE_ERROR(t, "unknown target %s", v), GRANT_TARGET_HOST);
         } else if (strcmp(a, "--extend") == 0 && i + 1 < w.n) {
-            gk_strvec_push_take(&extends, gk_path_join(t->dir, w.v[++i]));
+            gk_strvec_push_take(&extends, table_file(t, w.v[++i]));
         } else {
-            gk_strvec_push_take(&files, gk_path_join(t->dir, a));
+            gk_strvec_push_take(&files, table_file(t, a));
         }
     }
     if (!files.n)
@@ -454,6 +467,7 @@ static void check_verdict(table_run *t, const char *row, const grant_verdict *v,
 {
     const char *want_answer = fields->v[1];
     char *got = describe(v);
+    char *libdir = NULL, *lib_origin = NULL; /* freed at out: the gotos pass them */
     if (strcmp(want_answer, answer_name(grant_verdict_answer(v))) != 0) {
         fail_row(t, row, "answer: want %s; %s", want_answer, got);
         goto out;
@@ -466,6 +480,10 @@ static void check_verdict(table_run *t, const char *row, const grant_verdict *v,
     size_t dl = strlen(t->dir);
     if (origin && strncmp(origin, t->dir, dl) == 0 && origin[dl] == '/')
         origin += dl + 1;
+    /* A bundled policy's origin as lib:NAME:LINE, as the table names it. */
+    libdir = gk_test_path("policies/");
+    if (origin && gk_has_prefix(origin, libdir))
+        origin = lib_origin = gk_printf("lib:%s", origin + strlen(libdir));
     if (strcmp(fields->v[2], "*") != 0 && !field_eq(fields->v[2], origin))
         fail_row(t, row, "origin: want %s; %s", fields->v[2], got);
     char *rule = expand(fields->v[3], t->dir);
@@ -503,6 +521,8 @@ static void check_verdict(table_run *t, const char *row, const grant_verdict *v,
     free(js);
 out:
     free(got);
+    free(libdir);
+    free(lib_origin);
 }
 
 /* The value of query modifier key (cwd, PATH) among the row's fields, or NULL. */

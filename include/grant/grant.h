@@ -468,6 +468,10 @@ GRANT_API size_t grant_comparison_queries(const grant_comparison *c); /* witness
 
 GRANT_API const char *grant_order_name(grant_order o);
 GRANT_API const char *grant_version(void);
+/* What this build of libgrant has, for --version: one "name: value" line
+ * each (backends, targets, inputs, the libraries it was built with and
+ * runs with, sanitizers), newline-terminated. The caller frees it. */
+GRANT_API char *grant_build_info(void);
 
 /* ---- files ------------------------------------------------------------ */
 
