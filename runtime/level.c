@@ -469,8 +469,11 @@ static int ll_filter_fd(void)
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx)
         return -ENOMEM;
+    /* The family is an int to the kernel: the low 32 bits of the register
+     * decide, whatever the high ones hold (socket(0x100000001) is
+     * socket(AF_UNIX) to the kernel and no match for a full comparison). */
     int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
-                              SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX));
+                              SCMP_A0_64(SCMP_CMP_MASKED_EQ, UINT32_MAX, AF_UNIX));
     static const char *const refused[] = {
         "chmod",    "fchmod",    "fchmodat",  "fchmodat2", "chown",        "fchown",
         "lchown",   "fchownat",  "setxattr",  "lsetxattr", "fsetxattr",    "removexattr",
@@ -674,42 +677,121 @@ static void note_signal(int sig)
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
+/* (pid, ppid) of every process /proc lists. */
+typedef struct proc_row {
+    pid_t pid, ppid;
+} proc_row;
+
+static size_t list_procs(proc_row **out, size_t *cap)
+{
+    size_t n = 0;
+    DIR *proc = opendir("/proc");
+    struct dirent *e;
+    while (proc && (e = readdir(proc))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        const char *rp = strrchr(buf, ')');
+        long ppid = 0;
+        if (!rp || sscanf(rp + 2, "%*c %ld", &ppid) != 1)
+            continue;
+        proc_row row = {(pid_t)pid, (pid_t)ppid};
+        GK_VEC_PUSH(*out, n, *cap, row);
+    }
+    if (proc)
+        closedir(proc);
+    return n;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    pid_t x = ((const proc_row *)a)->pid, y = ((const proc_row *)b)->pid;
+    return x < y ? -1 : x > y;
+}
+
+/* SIGKILL to every descendant of me /proc shows; how many there were.
+ * Each row's state (0 unknown, 1 descendant, 2 not) is settled by walking
+ * up its parents to me, to a process that is no descendant, or to a row
+ * already settled; every row walked takes the answer. */
+static size_t kill_descendants(pid_t me, proc_row **rows, size_t *cap)
+{
+    size_t n = list_procs(rows, cap);
+    proc_row *v = *rows;
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof(*v), row_cmp);
+    gk_autofree unsigned char *state = gk_calloc(n, 1);
+    gk_autofree size_t *path = gk_calloc(n, sizeof(*path));
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0, at = i;
+        unsigned char answer = 2;
+        for (;;) {
+            if (state[at]) {
+                answer = state[at];
+                break;
+            }
+            if (len == n) /* a loop of parents: /proc read mid-change */
+                break;
+            path[len++] = at;
+            if (v[at].ppid == me) {
+                answer = 1;
+                break;
+            }
+            proc_row key = {v[at].ppid, 0};
+            proc_row *up = v[at].ppid > 1 ? bsearch(&key, v, n, sizeof(*v), row_cmp) : NULL;
+            if (!up)
+                break;
+            at = (size_t)(up - v);
+        }
+        for (size_t k = 0; k < len; k++)
+            state[path[k]] = answer;
+    }
+    size_t killed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (state[i] == 1 && v[i].pid != me) {
+            kill(v[i].pid, SIGKILL);
+            killed++;
+        }
+    return killed;
+}
+
 /* Every process of the run that is still there: grantrun is the
- * subreaper, so an orphan of the run is grantrun's child. Kill each, reap,
- * until none is left. */
+ * subreaper, so an orphan of the run is grantrun's child, and every other
+ * one a descendant of such a child. Each round kills every descendant at
+ * once (a process that leaves its session by setsid and its parent by a
+ * double fork, at any depth, is among them; a SIGKILLed process forks no
+ * more) and reaps what died, until no child is left: no cap on the rounds,
+ * which a chain deeper than the cap would outlive. */
 static void sweep(pid_t session)
 {
     if (session > 0)
         kill(-session, SIGKILL);
     pid_t me = getpid();
-    for (int round = 0; round < 1000; round++) {
-        DIR *proc = opendir("/proc");
-        struct dirent *e;
-        while (proc && (e = readdir(proc))) {
-            char *end;
-            long pid = strtol(e->d_name, &end, 10);
-            if (*end || pid <= 0)
-                continue;
-            char path[64], buf[512];
-            snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0)
-                continue;
-            ssize_t n = read(fd, buf, sizeof(buf) - 1);
-            close(fd);
-            if (n <= 0)
-                continue;
-            buf[n] = '\0';
-            const char *rp = strrchr(buf, ')');
-            long ppid = 0;
-            if (rp && sscanf(rp + 2, "%*c %ld", &ppid) == 1 && ppid == me)
-                kill((pid_t)pid, SIGKILL);
-        }
-        if (proc)
-            closedir(proc);
-        if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
+    proc_row *rows = NULL;
+    size_t cap = 0;
+    for (;;) {
+        size_t killed = kill_descendants(me, &rows, &cap);
+        /* A killed descendant's top is a child of mine: one exit to wait
+         * for. With none seen, a child may be one forked as /proc was
+         * read: look again rather than wait for it. */
+        pid_t w = waitpid(-1, NULL, killed ? 0 : WNOHANG);
+        if (w < 0 && errno == ECHILD)
             break;
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
     }
+    free(rows);
 }
 
 static void __attribute__((noreturn)) exec_helper(ll_run *r, const gk_launch_opts *o,
