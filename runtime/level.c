@@ -43,6 +43,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -848,15 +849,82 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
     }
 }
 
-/* Fork the helper, wait (signals forwarded to the command's session, the
- * deadline kept), sweep what is left. */
+/* The keeper: grantrun's child and the helper's parent, a subreaper too.
+ * grantrun kills every process of the run when the run ends or times out
+ * (sweep); but a SIGKILL to grantrun itself would leave the command's
+ * orphans to init. The keeper sees grantrun go (EOF on alive, whose write
+ * end only grantrun holds) and kills the run then; every orphan of the
+ * run is the keeper's (the nearest subreaper). It ignores the signals
+ * grantrun forwards, and ends as the helper ended (its exit status, or
+ * its signal), so grantrun's wait reads the command's status. */
+static void __attribute__((noreturn)) keeper(ll_run *r, const gk_launch_opts *o, char **argv,
+                                             int alive, int tell)
+{
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+        signal(forwarded[i], SIG_IGN);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    /* Out of grantrun's process group, so one SIGKILL to the group does
+     * not take both (with --tty the helper inherits the keeper's group,
+     * which must stay the terminal's foreground one). */
+    if (!o->tty)
+        setpgid(0, 0);
+    pid_t pid = fork();
+    if (pid == 0)
+        exec_helper(r, o, argv);
+    int32_t told = pid;
+    if (write(tell, &told, sizeof(told)) != (ssize_t)sizeof(told) || pid < 0)
+        _exit(GK_RUN_FAILED);
+    close(tell);
+    for (int i = 0; i < HFDS; i++)
+        if (r->fds[i] >= 0)
+            close(r->fds[i]);
+    close(r->status_pipe[0]);
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    int st = 0;
+    for (;;) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            break;
+        struct pollfd pfd[2] = {{alive, POLLIN, 0}, {pidfd, POLLIN, 0}};
+        if (poll(pfd, pidfd < 0 ? 1 : 2, pidfd < 0 ? 50 : -1) < 0 && errno != EINTR)
+            continue;
+        if (pfd[0].revents) { /* grantrun is gone: so is the run */
+            kill(pid, SIGKILL);
+            sweep(o->tty ? 0 : pid);
+            _exit(128 + SIGKILL);
+        }
+    }
+    sweep(o->tty ? 0 : pid);
+    if (WIFSIGNALED(st)) {
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+        signal(WTERMSIG(st), SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, WTERMSIG(st));
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(WTERMSIG(st));
+        _exit(128 + WTERMSIG(st));
+    }
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : GK_RUN_FAILED);
+}
+
+/* Fork the keeper and through it the helper, wait (signals forwarded to
+ * the command's session, the deadline kept), sweep what is left. */
 static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result *out)
 {
     gk_strvec argv = {0};
     helper_argv(o, &argv);
     gk_strvec_push_take(&argv, NULL);
-    if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+    int alive[2] = {-1, -1}, tell[2] = {-1, -1};
+    if ((sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) ||
+        pipe2(alive, O_CLOEXEC) < 0 || pipe2(tell, O_CLOEXEC) < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot make a pipe: %s", strerror(errno)));
+        for (int i = 0; i < 2; i++) {
+            if (alive[i] >= 0)
+                close(alive[i]);
+            if (tell[i] >= 0)
+                close(tell[i]);
+        }
         gk_strvec_free(&argv);
         return;
     }
@@ -867,8 +935,23 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
         sigaction(forwarded[i], &sa, &old[i]);
     pid_t pid = fork();
-    if (pid == 0)
-        exec_helper(r, o, argv.v);
+    if (pid == 0) {
+        close(alive[1]);
+        close(tell[0]);
+        keeper(r, o, argv.v, alive[0], tell[1]);
+    }
+    close(alive[0]);
+    close(tell[1]);
+    int32_t helper = -1;
+    if (pid > 0) {
+        ssize_t got;
+        do
+            got = read(tell[0], &helper, sizeof(helper));
+        while (got < 0 && errno == EINTR);
+        if (got != (ssize_t)sizeof(helper))
+            helper = -1;
+    }
+    close(tell[0]);
     if (pid < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot fork: %s", strerror(errno)));
     } else {
@@ -902,8 +985,8 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
                 break;
             unsigned char sig;
             while (read(sig_pipe[0], &sig, 1) == 1)
-                if (kill(o->tty ? pid : -pid, sig) < 0)
-                    kill(pid, sig);
+                if (helper > 0 && kill(o->tty ? helper : -helper, sig) < 0)
+                    kill(helper, sig);
         }
         if (!reaped) {
             kill(pid, SIGKILL);
@@ -912,10 +995,12 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
         }
         if (pidfd >= 0)
             close(pidfd);
-        sweep(o->tty ? 0 : pid);
+        /* the keeper swept already, unless it was killed here first */
+        sweep(o->tty || helper <= 0 ? 0 : helper);
         gk_autofree char *report = drain(r->status_pipe[0]);
         relay_status(st, timed_out, report, o, out);
     }
+    close(alive[1]);
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
         sigaction(forwarded[i], &old[i], NULL);
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);

@@ -205,7 +205,22 @@ static void run_free(run *r)
 }
 
 /* PROGRAM ARGS... (NULL-terminated) on a host kind, as root or the user. */
+static void command_on(host_kind kind, bool as_user, const char *program,
+                       const char *const *args, gk_strvec *out);
+
 static run run_on(host_kind kind, bool as_user, const char *program, const char *const *args)
+{
+    gk_strvec v = {0};
+    command_on(kind, as_user, program, args, &v);
+    run r = {0};
+    r.status = gk_test_run(v.v, NULL, &r.out, &r.err);
+    gk_strvec_free(&v);
+    return r;
+}
+
+/* The argv run_on runs (NULL-terminated). */
+static void command_on(host_kind kind, bool as_user, const char *program,
+                       const char *const *args, gk_strvec *out)
 {
     gk_strvec v = {0};
     if (as_user && geteuid() == 0) {
@@ -228,10 +243,7 @@ static run run_on(host_kind kind, bool as_user, const char *program, const char 
     for (size_t i = 0; args[i]; i++)
         gk_strvec_push(&v, args[i]);
     gk_strvec_push_take(&v, NULL);
-    run r = {0};
-    r.status = gk_test_run(v.v, NULL, &r.out, &r.err);
-    gk_strvec_free(&v);
-    return r;
+    *out = v;
 }
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -574,6 +586,39 @@ static void ends_whole(bool as_user)
     usleep(2500 * 1000);
     gk_autofree char *told = gk_test_read(mark, NULL);
     ck_assert_msg(told && strcmp(told, "built\n") == 0, "the chain's file: %s", told);
+
+    /* grantrun itself SIGKILLed: what the command left behind dies too
+     * (the helper dies with its parent; a background process of the
+     * command did not: the keeper between grantrun and the helper sees
+     * grantrun go and kills the rest).
+     * The control: that process was running before the kill (only its
+     * command line holds "sleep 61.125", the shell expands it). */
+    gk_strvec v = {0};
+    command_on(HOST, as_user, "grantrun",
+               ARGS("-p", pol, "--level", "landlock", "--", "sh", "-c",
+                    "sleep 61.1$((20 + 5)) </dev/null >/dev/null 2>&1 & sleep 62"),
+               &v);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        execv(v.v[0], v.v);
+        _exit(127);
+    }
+    gk_strvec_free(&v);
+    for (int i = 0; i < 1000 && count_marked("sleep 61.125") == 0; i++)
+        usleep(10000);
+    ck_assert_int_eq(count_marked("sleep 61.125"), 1);
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    for (int i = 0; i < 300 && count_marked("sleep 61.125") > 0; i++)
+        usleep(10000);
+    ck_assert_int_eq(count_marked("sleep 61.125"), 0);
+    /* grantrun, its keeper and the shell (their command lines spell the
+     * daemon's argument unexpanded) */
+    ck_assert_int_eq(count_marked("sleep 61.1$((20 + 5))"), 0);
 }
 
 START_TEST(the_run_ends_whole)
