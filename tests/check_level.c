@@ -613,7 +613,10 @@ static void ends_whole(bool as_user)
     ck_assert_int_eq(count_marked("sleep 61.125"), 1);
     ck_assert_int_eq(kill(pid, SIGKILL), 0);
     ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
-    for (int i = 0; i < 300 && count_marked("sleep 61.125") > 0; i++)
+    /* the keeper's sweep, on a loaded machine, within 10 s */
+    for (int i = 0; i < 1000 && (count_marked("sleep 61.125") > 0 ||
+                                 count_marked("sleep 61.1$((20 + 5))") > 0);
+         i++)
         usleep(10000);
     ck_assert_int_eq(count_marked("sleep 61.125"), 0);
     /* grantrun, its keeper and the shell (their command lines spell the
