@@ -854,7 +854,8 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
  * (sweep); but a SIGKILL to grantrun itself would leave the command's
  * orphans to init. The keeper sees grantrun go (EOF on alive, whose write
  * end only grantrun holds) and kills the run then; every orphan of the
- * run is the keeper's (the nearest subreaper). It ignores the signals
+ * run is the keeper's (the nearest subreaper), and removes the run's
+ * private TMPDIR, which grantrun would have. It ignores the signals
  * grantrun forwards, and ends as the helper ended (its exit status, or
  * its signal), so grantrun's wait reads the command's status. */
 static void __attribute__((noreturn)) keeper(ll_run *r, const gk_launch_opts *o, char **argv,
@@ -887,9 +888,10 @@ static void __attribute__((noreturn)) keeper(ll_run *r, const gk_launch_opts *o,
         struct pollfd pfd[2] = {{alive, POLLIN, 0}, {pidfd, POLLIN, 0}};
         if (poll(pfd, pidfd < 0 ? 1 : 2, pidfd < 0 ? 50 : -1) < 0 && errno != EINTR)
             continue;
-        if (pfd[0].revents) { /* grantrun is gone: so is the run */
+        if (pfd[0].revents) { /* grantrun is gone: so is the run, and its TMPDIR */
             kill(pid, SIGKILL);
             sweep(o->tty ? 0 : pid);
+            nftw(r->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
             _exit(128 + SIGKILL);
         }
     }

@@ -596,6 +596,7 @@ static void ends_whole(bool as_user)
     gk_strvec v = {0};
     command_on(HOST, as_user, "grantrun",
                ARGS("-p", pol, "--level", "landlock", "--", "sh", "-c",
+                    "echo \"$TMPDIR\" > sub/tmpdir; "
                     "sleep 61.1$((20 + 5)) </dev/null >/dev/null 2>&1 & sleep 62"),
                &v);
     pid_t pid = fork();
@@ -622,6 +623,15 @@ static void ends_whole(bool as_user)
     /* grantrun, its keeper and the shell (their command lines spell the
      * daemon's argument unexpanded) */
     ck_assert_int_eq(count_marked("sleep 61.1$((20 + 5))"), 0);
+    /* and the run's private TMPDIR went with it (the control: it was one) */
+    gk_autofree char *tmpfile = gk_printf("%s/sub/tmpdir", project);
+    gk_autofree char *tmpdir = gk_test_read(tmpfile, NULL);
+    ck_assert_msg(tmpdir && gk_has_prefix(tmpdir, "/tmp/grantkit-run-"), "TMPDIR %s", tmpdir);
+    tmpdir[strcspn(tmpdir, "\n")] = '\0';
+    struct stat st;
+    for (int i = 0; i < 500 && lstat(tmpdir, &st) == 0; i++) /* the keeper's last step */
+        usleep(10000);
+    ck_assert_msg(lstat(tmpdir, &st) < 0 && errno == ENOENT, "%s is left on the host", tmpdir);
 }
 
 START_TEST(the_run_ends_whole)
