@@ -479,7 +479,9 @@ static void envelope_rows(ctx *c, const gk_enf_host *h)
     row(e, false, "envelope.kill", "envelope", ll ? GK_BY_SUPERVISOR : GK_BY_NAMESPACE,
         GK_ENF_ENFORCED,
         ll ? gk_strdup("grantrun is the run's subreaper and kills every process left of it "
-                       "(a process that leaves the subtree by a double fork stays ours)")
+                       "(a process that leaves the subtree by a double fork stays ours); a "
+                       "keeper process between grantrun and the helper does it if grantrun "
+                       "itself is killed")
            : NULL,
         "every process of the run ends with it");
     if (h->processes > 0) {

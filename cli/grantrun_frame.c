@@ -29,14 +29,16 @@ static bool parse_grace(const char *s, long *out)
 
 int grantrun_frame_child(int argc, char **argv, const char *helper_default)
 {
-    const char *bwrap = NULL, *helper = helper_default;
+    const char *bwrap = NULL, *helper = helper_default, *scratch_dir = NULL;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--bwrap") == 0)
             bwrap = argv[i + 1];
         else if (strcmp(argv[i], "--helper") == 0)
             helper = argv[i + 1];
+        else if (strcmp(argv[i], "--scratch-dir") == 0)
+            scratch_dir = argv[i + 1];
     }
-    return gk_frame_child_main(bwrap, helper);
+    return gk_frame_child_main(bwrap, helper, scratch_dir);
 }
 
 int grantrun_frame_host(int argc, char **argv, const char *bwrap_found, const char *helper)

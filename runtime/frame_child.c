@@ -158,7 +158,7 @@ static char *scratch_mount(const char *dir, long long quota, long long nodes)
 
 /* ---- the run ------------------------------------------------------------ */
 
-static const char *child_bwrap, *child_helper;
+static const char *child_bwrap, *child_helper, *child_scratch_dir;
 
 typedef struct child {
     gk_run_request req;
@@ -205,11 +205,25 @@ static bool setup_scratch(child *c)
 {
     if (!c->req.root)
         return true;
-    strcpy(c->dir, "/tmp/grantkit-frame-XXXXXX");
-    if (!mkdtemp(c->dir)) {
-        c->dir[0] = '\0';
-        fail(c, GK_FAIL_HOST, gk_printf("cannot make the scratch mountpoint: %s", strerror(errno)));
-        return false;
+    if (child_scratch_dir) {
+        /* the parent's: an empty directory of ours, not a link to one */
+        struct stat st;
+        if (strlen(child_scratch_dir) >= sizeof(c->dir) || lstat(child_scratch_dir, &st) < 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+            fail(c, GK_FAIL_HOST,
+                 gk_printf("the scratch mountpoint %s is not a directory of this user",
+                           child_scratch_dir));
+            return false;
+        }
+        strcpy(c->dir, child_scratch_dir);
+    } else {
+        strcpy(c->dir, "/tmp/grantkit-frame-XXXXXX");
+        if (!mkdtemp(c->dir)) {
+            c->dir[0] = '\0';
+            fail(c, GK_FAIL_HOST,
+                 gk_printf("cannot make the scratch mountpoint: %s", strerror(errno)));
+            return false;
+        }
     }
     char *why = scratch_mount(c->dir, c->req.fs_quota, c->req.fs_nodes);
     if (why) {
@@ -442,10 +456,11 @@ static void make_diff(child *c)
     gk_snapshot_free(&after);
 }
 
-int gk_frame_child_main(const char *bwrap, const char *helper)
+int gk_frame_child_main(const char *bwrap, const char *helper, const char *scratch_dir)
 {
     child_bwrap = bwrap;
     child_helper = helper;
+    child_scratch_dir = scratch_dir;
     signal(SIGPIPE, SIG_IGN);
     child c = {.dirfd = -1, .t0 = now_ms()};
     gk_run_result_init(&c.res);

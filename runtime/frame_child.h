@@ -14,7 +14,11 @@
 #include "runtime/frame.h"
 
 /* The whole child; returns its exit status (0 once a result was written,
- * 1 when not even that was possible). helper: the Landlock helper. */
-GK_HIDDEN int gk_frame_child_main(const char *bwrap, const char *helper);
+ * 1 when not even that was possible). helper: the Landlock helper.
+ * scratch_dir: the empty directory (of this user, under /tmp) the parent
+ * made for the scratch's mountpoint and removes after the child; NULL:
+ * the child makes one and removes it itself (when it gets to). */
+GK_HIDDEN int gk_frame_child_main(const char *bwrap, const char *helper,
+                                  const char *scratch_dir);
 
 #endif

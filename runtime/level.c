@@ -43,6 +43,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -469,8 +470,11 @@ static int ll_filter_fd(void)
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx)
         return -ENOMEM;
+    /* The family is an int to the kernel: the low 32 bits of the register
+     * decide, whatever the high ones hold (socket(0x100000001) is
+     * socket(AF_UNIX) to the kernel and no match for a full comparison). */
     int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
-                              SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX));
+                              SCMP_A0_64(SCMP_CMP_MASKED_EQ, UINT32_MAX, AF_UNIX));
     static const char *const refused[] = {
         "chmod",    "fchmod",    "fchmodat",  "fchmodat2", "chown",        "fchown",
         "lchown",   "fchownat",  "setxattr",  "lsetxattr", "fsetxattr",    "removexattr",
@@ -674,42 +678,121 @@ static void note_signal(int sig)
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
+/* (pid, ppid) of every process /proc lists. */
+typedef struct proc_row {
+    pid_t pid, ppid;
+} proc_row;
+
+static size_t list_procs(proc_row **out, size_t *cap)
+{
+    size_t n = 0;
+    DIR *proc = opendir("/proc");
+    struct dirent *e;
+    while (proc && (e = readdir(proc))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        const char *rp = strrchr(buf, ')');
+        long ppid = 0;
+        if (!rp || sscanf(rp + 2, "%*c %ld", &ppid) != 1)
+            continue;
+        proc_row row = {(pid_t)pid, (pid_t)ppid};
+        GK_VEC_PUSH(*out, n, *cap, row);
+    }
+    if (proc)
+        closedir(proc);
+    return n;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    pid_t x = ((const proc_row *)a)->pid, y = ((const proc_row *)b)->pid;
+    return x < y ? -1 : x > y;
+}
+
+/* SIGKILL to every descendant of me /proc shows; how many there were.
+ * Each row's state (0 unknown, 1 descendant, 2 not) is settled by walking
+ * up its parents to me, to a process that is no descendant, or to a row
+ * already settled; every row walked takes the answer. */
+static size_t kill_descendants(pid_t me, proc_row **rows, size_t *cap)
+{
+    size_t n = list_procs(rows, cap);
+    proc_row *v = *rows;
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof(*v), row_cmp);
+    gk_autofree unsigned char *state = gk_calloc(n, 1);
+    gk_autofree size_t *path = gk_calloc(n, sizeof(*path));
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0, at = i;
+        unsigned char answer = 2;
+        for (;;) {
+            if (state[at]) {
+                answer = state[at];
+                break;
+            }
+            if (len == n) /* a loop of parents: /proc read mid-change */
+                break;
+            path[len++] = at;
+            if (v[at].ppid == me) {
+                answer = 1;
+                break;
+            }
+            proc_row key = {v[at].ppid, 0};
+            proc_row *up = v[at].ppid > 1 ? bsearch(&key, v, n, sizeof(*v), row_cmp) : NULL;
+            if (!up)
+                break;
+            at = (size_t)(up - v);
+        }
+        for (size_t k = 0; k < len; k++)
+            state[path[k]] = answer;
+    }
+    size_t killed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (state[i] == 1 && v[i].pid != me) {
+            kill(v[i].pid, SIGKILL);
+            killed++;
+        }
+    return killed;
+}
+
 /* Every process of the run that is still there: grantrun is the
- * subreaper, so an orphan of the run is grantrun's child. Kill each, reap,
- * until none is left. */
+ * subreaper, so an orphan of the run is grantrun's child, and every other
+ * one a descendant of such a child. Each round kills every descendant at
+ * once (a process that leaves its session by setsid and its parent by a
+ * double fork, at any depth, is among them; a SIGKILLed process forks no
+ * more) and reaps what died, until no child is left: no cap on the rounds,
+ * which a chain deeper than the cap would outlive. */
 static void sweep(pid_t session)
 {
     if (session > 0)
         kill(-session, SIGKILL);
     pid_t me = getpid();
-    for (int round = 0; round < 1000; round++) {
-        DIR *proc = opendir("/proc");
-        struct dirent *e;
-        while (proc && (e = readdir(proc))) {
-            char *end;
-            long pid = strtol(e->d_name, &end, 10);
-            if (*end || pid <= 0)
-                continue;
-            char path[64], buf[512];
-            snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0)
-                continue;
-            ssize_t n = read(fd, buf, sizeof(buf) - 1);
-            close(fd);
-            if (n <= 0)
-                continue;
-            buf[n] = '\0';
-            const char *rp = strrchr(buf, ')');
-            long ppid = 0;
-            if (rp && sscanf(rp + 2, "%*c %ld", &ppid) == 1 && ppid == me)
-                kill((pid_t)pid, SIGKILL);
-        }
-        if (proc)
-            closedir(proc);
-        if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
+    proc_row *rows = NULL;
+    size_t cap = 0;
+    for (;;) {
+        size_t killed = kill_descendants(me, &rows, &cap);
+        /* A killed descendant's top is a child of mine: one exit to wait
+         * for. With none seen, a child may be one forked as /proc was
+         * read: look again rather than wait for it. */
+        pid_t w = waitpid(-1, NULL, killed ? 0 : WNOHANG);
+        if (w < 0 && errno == ECHILD)
             break;
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
     }
+    free(rows);
 }
 
 static void __attribute__((noreturn)) exec_helper(ll_run *r, const gk_launch_opts *o,
@@ -766,15 +849,84 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
     }
 }
 
-/* Fork the helper, wait (signals forwarded to the command's session, the
- * deadline kept), sweep what is left. */
+/* The keeper: grantrun's child and the helper's parent, a subreaper too.
+ * grantrun kills every process of the run when the run ends or times out
+ * (sweep); but a SIGKILL to grantrun itself would leave the command's
+ * orphans to init. The keeper sees grantrun go (EOF on alive, whose write
+ * end only grantrun holds) and kills the run then; every orphan of the
+ * run is the keeper's (the nearest subreaper), and removes the run's
+ * private TMPDIR, which grantrun would have. It ignores the signals
+ * grantrun forwards, and ends as the helper ended (its exit status, or
+ * its signal), so grantrun's wait reads the command's status. */
+static void __attribute__((noreturn)) keeper(ll_run *r, const gk_launch_opts *o, char **argv,
+                                             int alive, int tell)
+{
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+        signal(forwarded[i], SIG_IGN);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    /* Out of grantrun's process group, so one SIGKILL to the group does
+     * not take both (with --tty the helper inherits the keeper's group,
+     * which must stay the terminal's foreground one). */
+    if (!o->tty)
+        setpgid(0, 0);
+    pid_t pid = fork();
+    if (pid == 0)
+        exec_helper(r, o, argv);
+    int32_t told = pid;
+    if (write(tell, &told, sizeof(told)) != (ssize_t)sizeof(told) || pid < 0)
+        _exit(GK_RUN_FAILED);
+    close(tell);
+    for (int i = 0; i < HFDS; i++)
+        if (r->fds[i] >= 0)
+            close(r->fds[i]);
+    close(r->status_pipe[0]);
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    int st = 0;
+    for (;;) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            break;
+        struct pollfd pfd[2] = {{alive, POLLIN, 0}, {pidfd, POLLIN, 0}};
+        if (poll(pfd, pidfd < 0 ? 1 : 2, pidfd < 0 ? 50 : -1) < 0 && errno != EINTR)
+            continue;
+        if (pfd[0].revents) { /* grantrun is gone: so is the run, and its TMPDIR */
+            kill(pid, SIGKILL);
+            sweep(o->tty ? 0 : pid);
+            nftw(r->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+            _exit(128 + SIGKILL);
+        }
+    }
+    sweep(o->tty ? 0 : pid);
+    if (WIFSIGNALED(st)) {
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+        signal(WTERMSIG(st), SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, WTERMSIG(st));
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(WTERMSIG(st));
+        _exit(128 + WTERMSIG(st));
+    }
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : GK_RUN_FAILED);
+}
+
+/* Fork the keeper and through it the helper, wait (signals forwarded to
+ * the command's session, the deadline kept), sweep what is left. */
 static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result *out)
 {
     gk_strvec argv = {0};
     helper_argv(o, &argv);
     gk_strvec_push_take(&argv, NULL);
-    if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+    int alive[2] = {-1, -1}, tell[2] = {-1, -1};
+    if ((sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) ||
+        pipe2(alive, O_CLOEXEC) < 0 || pipe2(tell, O_CLOEXEC) < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot make a pipe: %s", strerror(errno)));
+        for (int i = 0; i < 2; i++) {
+            if (alive[i] >= 0)
+                close(alive[i]);
+            if (tell[i] >= 0)
+                close(tell[i]);
+        }
         gk_strvec_free(&argv);
         return;
     }
@@ -785,8 +937,23 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
         sigaction(forwarded[i], &sa, &old[i]);
     pid_t pid = fork();
-    if (pid == 0)
-        exec_helper(r, o, argv.v);
+    if (pid == 0) {
+        close(alive[1]);
+        close(tell[0]);
+        keeper(r, o, argv.v, alive[0], tell[1]);
+    }
+    close(alive[0]);
+    close(tell[1]);
+    int32_t helper = -1;
+    if (pid > 0) {
+        ssize_t got;
+        do
+            got = read(tell[0], &helper, sizeof(helper));
+        while (got < 0 && errno == EINTR);
+        if (got != (ssize_t)sizeof(helper))
+            helper = -1;
+    }
+    close(tell[0]);
     if (pid < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot fork: %s", strerror(errno)));
     } else {
@@ -820,8 +987,8 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
                 break;
             unsigned char sig;
             while (read(sig_pipe[0], &sig, 1) == 1)
-                if (kill(o->tty ? pid : -pid, sig) < 0)
-                    kill(pid, sig);
+                if (helper > 0 && kill(o->tty ? helper : -helper, sig) < 0)
+                    kill(helper, sig);
         }
         if (!reaped) {
             kill(pid, SIGKILL);
@@ -830,10 +997,12 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
         }
         if (pidfd >= 0)
             close(pidfd);
-        sweep(o->tty ? 0 : pid);
+        /* the keeper swept already, unless it was killed here first */
+        sweep(o->tty || helper <= 0 ? 0 : helper);
         gk_autofree char *report = drain(r->status_pipe[0]);
         relay_status(st, timed_out, report, o, out);
     }
+    close(alive[1]);
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
         sigaction(forwarded[i], &old[i], NULL);
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);

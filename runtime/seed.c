@@ -197,8 +197,13 @@ int gk_scratch_seed_read(const char *host_path, const char *dest, uint64_t max_b
         if (rc < 0)
             return gk_scratch_fail(err, rc, "seed \"%s\": %s", host_path, perr);
     }
+    /* The path's own last component is looked at, never what a trailing
+     * slash would resolve a symlink to ("link/" names the link's target). */
+    gk_autofree char *own = gk_strdup(host_path);
+    for (size_t n = strlen(own); n > 1 && own[n - 1] == '/'; n--)
+        own[n - 1] = '\0';
     struct stat st;
-    if (lstat(host_path, &st) < 0)
+    if (lstat(own, &st) < 0)
         return gk_scratch_fail(err, -errno, "seed \"%s\": %s", host_path, strerror(errno));
     if (S_ISLNK(st.st_mode))
         return gk_scratch_fail(err, -ELOOP,
@@ -211,7 +216,7 @@ int gk_scratch_seed_read(const char *host_path, const char *dest, uint64_t max_b
                                host_path, host_path);
     /* O_NOFOLLOW and a second look at what was opened: a swap between the
      * lstat and the open cannot slip a symlink or a FIFO in. */
-    int fd = open(host_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int fd = open(own, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return gk_scratch_fail(err, errno == ELOOP ? -ELOOP : -errno, "seed \"%s\": %s",
                                host_path, strerror(errno));

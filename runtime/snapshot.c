@@ -19,9 +19,12 @@ int gk_scratch_read_fd(int fd, uint64_t max, unsigned char **out, size_t *len)
     /* Sized by fstat, so a snapshot holds what the files hold and not a
      * read buffer per file; a file that grows meanwhile still reads whole. */
     struct stat st;
-    size_t hint = fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= max
-                      ? (size_t)st.st_size
-                      : 0;
+    bool sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+    /* Already over: refused unread (a sparse 2 GiB file would otherwise
+     * be read, and buffered, up to the limit first). */
+    if (sized && (uint64_t)st.st_size > max)
+        return -EFBIG;
+    size_t hint = sized ? (size_t)st.st_size : 0;
     gk_buf b = {0};
     gk_buf_grow(&b, hint + 1);
     for (;;) {

@@ -431,11 +431,22 @@ int gk_supervise(const char *payload, size_t len, const gk_supervise_opts *o, gk
         exe = pinned_self;
     }
     char *const *argv = o->argv;
-    char *def[8] = {"grantrun", "--frame-child", "--bwrap", (char *)o->bwrap, NULL, NULL, NULL};
+    char *def[10] = {"grantrun", "--frame-child", "--bwrap", (char *)o->bwrap, NULL};
+    /* The scratch's mountpoint is made here and removed here once the
+     * child is reaped: a child killed at the deadline (or by anyone) never
+     * removes it itself, and the empty directory would stay on the host. */
+    char scratch[] = "/tmp/grantkit-frame-XXXXXX";
+    bool made_scratch = false;
     if (!argv) {
+        size_t n = 4;
         if (o->helper) {
-            def[4] = "--helper";
-            def[5] = (char *)o->helper;
+            def[n++] = "--helper";
+            def[n++] = (char *)o->helper;
+        }
+        if (mkdtemp(scratch)) {
+            made_scratch = true;
+            def[n++] = "--scratch-dir";
+            def[n++] = scratch;
         }
         argv = def;
     }
@@ -463,6 +474,8 @@ int gk_supervise(const char *payload, size_t len, const gk_supervise_opts *o, gk
         close_fd(&in[1]);
         close_fd(&po[0]);
         close_fd(&pe[0]);
+        if (made_scratch)
+            rmdir(scratch);
         pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
         host_error(out, gk_printf("cannot start the frame child: %s; nothing ran", strerror(-rc)));
         return 0;
@@ -478,6 +491,11 @@ int gk_supervise(const char *payload, size_t len, const gk_supervise_opts *o, gk
     r.deadline = deadline_ms ? start + deadline_ms : 0;
     write_request(&r);
     loop(&r, grace);
+    /* Reaped: on the host the mountpoint is an empty directory (the tmpfs
+     * was the child's mount namespace's), whether the child removed it or
+     * not. */
+    if (made_scratch)
+        rmdir(scratch);
     classify(&r, deadline_ms, out);
     if (out->wall_ms == 0)
         out->wall_ms = now_ms() - start;

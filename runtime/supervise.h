@@ -6,7 +6,9 @@
  *
  * The child is the pinned grantrun binary (gk_supervise_pin, called at
  * start-up: an O_CLOEXEC descriptor on /proc/self/exe, executed with
- * execveat) run as `grantrun --frame-child --bwrap PATH`; a library
+ * execveat) run as `grantrun --frame-child --bwrap PATH [--helper H]
+ * --scratch-dir DIR`, DIR the scratch's mountpoint, made here (mode
+ * 0700) and removed here after the child is reaped; a library
  * caller may name another program (tests: the adversarial children).
  *
  * Ownership: the options are borrowed for the call; out is filled (and
@@ -21,7 +23,8 @@
 
 typedef struct gk_supervise_opts {
     const char *program;      /* NULL: the pinned grantrun */
-    char *const *argv;        /* NULL: grantrun --frame-child --bwrap BWRAP [--helper H] */
+    char *const *argv;        /* NULL: grantrun --frame-child --bwrap BWRAP [--helper H]
+                                 --scratch-dir DIR */
     const char *bwrap;        /* absolute; needed when argv is NULL */
     const char *helper;       /* NULL: the child's compiled-in helper */
     long timeout_ms;          /* the request's execution.timeoutMs; 0: no deadline */

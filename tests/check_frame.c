@@ -722,6 +722,56 @@ START_TEST(command_sees_fds_0_2_and_eof_as_user)
 }
 END_TEST
 
+/* A frame child killed hard (as at the deadline) never removes its
+ * scratch mountpoint: the directory the host sees, empty, must still go
+ * (the parent made it and removes it once the child is reaped). The
+ * control: it is there, the child's tmpfs on it, while the run lasts. */
+START_TEST(hard_killed_child_leaves_no_scratch_dir)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        gk_autofree char *gr = gk_printf("%s/grantrun", gk_test_builddir());
+        execl(gr, "grantrun", "--isolate", "process", "-p", policy, "--root", "/w", "--",
+              "sleep", "30", (char *)NULL);
+        _exit(127);
+    }
+    pid_t child = 0;
+    for (int i = 0; i < 500 && !child; i++) {
+        usleep(10000);
+        gk_autofree char *kids = gk_printf("/proc/%d/task/%d/children", (int)pid, (int)pid);
+        gk_autofree char *text = gk_test_read(kids, NULL);
+        if (text && *text)
+            child = (pid_t)atoi(text);
+    }
+    ck_assert_int_gt(child, 0);
+    /* the scratch tmpfs's mountpoint, from the child's mount table */
+    char dir[256] = "";
+    gk_autofree char *mi = gk_printf("/proc/%d/mountinfo", (int)child);
+    for (int i = 0; i < 1000 && !dir[0]; i++) {
+        gk_autofree char *text = gk_test_read(mi, NULL);
+        char *line = text ? strstr(text, " - tmpfs grantkit-scratch ") : NULL;
+        if (line) {
+            while (line > text && line[-1] != '\n')
+                line--;
+            ck_assert_int_eq(sscanf(line, "%*s %*s %*s %*s %255s", dir), 1);
+        } else {
+            usleep(10000);
+        }
+    }
+    ck_assert_msg(gk_has_prefix(dir, "/tmp/grantkit-frame-"), "mountpoint '%s'", dir);
+    struct stat st;
+    ck_assert_int_eq(lstat(dir, &st), 0);
+    ck_assert(S_ISDIR(st.st_mode));
+    ck_assert_int_eq(kill(child, SIGKILL), 0);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(lstat(dir, &st) < 0 && errno == ENOENT, "%s is left on the host", dir);
+}
+END_TEST
+
 static void timeout_is_124(bool as_user)
 {
     user_owns_base(as_user);
@@ -1135,6 +1185,7 @@ int main(void)
     tcase_add_test(real, command_sees_fds_0_2_and_eof);
     tcase_add_test(real, command_sees_fds_0_2_and_eof_as_user);
     tcase_add_test(real, real_child_env_and_cwd);
+    tcase_add_test(real, hard_killed_child_leaves_no_scratch_dir);
     tcase_add_test(real, timeout_gives_124);
     tcase_add_test(real, timeout_gives_124_as_user);
     tcase_add_test(real, stdout_flood_is_cut);

@@ -1129,6 +1129,46 @@ START_TEST(seed_reads_files_and_trees_and_merges)
     free(gk_steal(&err));
     ck_assert_int_eq(gk_scratch_seed_read(lone, "/a/../b", 0, &l, &err), -EINVAL);
     expect_err(&err, "seed \"%s\": DEST \"/a/../b\" has a \"..\" component", lone);
+    free(gk_steal(&err));
+    rm_rf(dir);
+}
+END_TEST
+
+/* A file larger than the bound is refused by its size, unread: a sparse
+ * 4 GiB file against a 1 MiB bound costs no 1 MiB of reading, let alone
+ * the 4 GiB (measured by the process's peak resident size, which a read
+ * up to the bound would raise by at least the bound; the control: a
+ * file at the bound is read and does raise it). */
+static long peak_kb(void)
+{
+    gk_autofree char *st = gk_test_read("/proc/self/status", NULL);
+    const char *hwm = st ? strstr(st, "VmHWM:") : NULL;
+    return hwm ? atol(hwm + 6) : -1;
+}
+
+START_TEST(seed_too_large_is_refused_unread)
+{
+    gk_autofree char *dir = temp_dir("seedbig");
+    gk_autofree char *big = gk_path_join(dir, "big");
+    int fd = open(big, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)4 << 30), 0);
+    close(fd);
+    gk_scratch_list l = {0};
+    gk_autofree char *err = NULL;
+    long before = peak_kb();
+    ck_assert_int_gt(before, 0);
+    ck_assert_int_eq(gk_scratch_seed_read(big, "/big", (uint64_t)64 << 20, &l, &err), -EFBIG);
+    expect_err(&err, "seed \"%s\": the seeds hold more than 67108864 bytes", big);
+    free(gk_steal(&err));
+    ck_assert_msg(peak_kb() - before < 16 << 10, "peak grew by %ld KiB", peak_kb() - before);
+    ck_assert_uint_eq(l.n, 0);
+    /* control: 64 MiB exactly is read (and held) */
+    ck_assert_int_eq(truncate(big, (off_t)64 << 20), 0);
+    ck_assert_int_eq(gk_scratch_seed_read(big, "/big", (uint64_t)64 << 20, &l, &err), 0);
+    ck_assert_uint_eq(l.n, 1);
+    ck_assert_msg(peak_kb() - before >= 60 << 10, "peak grew by %ld KiB", peak_kb() - before);
+    gk_scratch_list_free(&l);
     rm_rf(dir);
 }
 END_TEST
@@ -1149,6 +1189,23 @@ START_TEST(seed_refuses_host_symlinks_and_special_files)
                                     "copy host symlinks)",
                                     top, top);
     free(gk_steal(&err));
+    /* A trailing slash names the link's target to lstat and open: still
+     * the link that is refused, once or twice slashed. */
+    gk_autofree char *slashed = gk_concat(top, "/");
+    gk_autofree char *twice = gk_concat(top, "//");
+    ck_assert_int_eq(gk_scratch_seed_read(slashed, "/p", 0, &l, &err), -ELOOP);
+    expect_err(&err, "seed \"%s\": \"%s\" is a symlink (seeds never follow or "
+                                    "copy host symlinks)",
+                                    slashed, slashed);
+    free(gk_steal(&err));
+    ck_assert_int_eq(gk_scratch_seed_read(twice, "/p", 0, &l, &err), -ELOOP);
+    free(gk_steal(&err));
+    ck_assert_uint_eq(l.n, 0);
+    /* control: the directory itself, slashed, is read */
+    gk_autofree char *proj_slashed = gk_concat(proj, "/");
+    ck_assert_int_eq(gk_scratch_seed_read(proj_slashed, "/p", 0, &l, &err), 0);
+    ck_assert_uint_eq(l.n, 2);
+    gk_scratch_list_free(&l);
     gk_autofree char *inner = gk_path_join(proj, "inner-link");
     ck_assert_int_eq(symlink("/etc/passwd", inner), 0);
     ck_assert_int_eq(gk_scratch_seed_read(proj, NULL, 0, &l, &err), -ELOOP);
@@ -1338,6 +1395,7 @@ static Suite *suite(void)
     tcase_add_test(sd, seed_parse_and_defaults);
     tcase_add_test(sd, seed_reads_files_and_trees_and_merges);
     tcase_add_test(sd, seed_refuses_host_symlinks_and_special_files);
+    tcase_add_test(sd, seed_too_large_is_refused_unread);
     suite_add_tcase(s, sd);
     return s;
 }

@@ -24,6 +24,11 @@
  *   setcap:PATH       setxattr security.capability (cap_setuid+ep)
  *   mode:PATH         prints mode=<octal> (the permission bits stat sees)
  *   fork:N            fork N children that wait; prints fork=<how many forked>
+ *   chain:N:FILE      a chain of N processes below the probe, each in a session
+ *                     of its own and the child of the one before; the last
+ *                     appends "built" to FILE, lets the probe go on, and 2 s
+ *                     later appends "alive" (a run that ends whole never lets
+ *                     it): chain=OK once it is built
  * The attacks of the levels of confinement (check_level):
  *   read:PATH         open O_RDONLY and read a byte
  *   write:PATH        open O_WRONLY|O_CREAT|O_APPEND (0644) and write a byte
@@ -32,6 +37,8 @@
  *   tcp:IP:PORT       connect a TCP socket; udp:IP:PORT sendto a datagram
  *   abstract:NAME     connect a Unix stream socket to the abstract name
  *   unix:PATH         connect a Unix stream socket to the socket file
+ *   unix-high:PATH    the same, the socket made by socket(2) with the family
+ *                     AF_UNIX | 1 << 32 (the kernel reads 32 bits of it)
  *   socketpair        socketpair(AF_UNIX)
  *   kill:PID:SIG      kill(PID, SIG); killchild: fork a child and SIGKILL it
  *   ptrace:PID        PTRACE_ATTACH (detached again if it worked)
@@ -322,7 +329,7 @@ static void inet(const char *host, const char *port, bool stream)
     close(s);
 }
 
-static void unix_connect(const char *name, bool abstract)
+static void unix_connect(const char *name, bool abstract, bool high)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     size_t len = strlen(name);
@@ -331,7 +338,10 @@ static void unix_connect(const char *name, bool abstract)
         return;
     }
     memcpy(sa.sun_path + abstract, name, len);
-    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* high: the family with bits above the 32 the kernel reads */
+    int s = high ? (int)syscall(SYS_socket, (long)AF_UNIX | (1L << 32), SOCK_STREAM | SOCK_CLOEXEC,
+                                0)
+                 : socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s < 0) {
         err_result(errno);
         return;
@@ -340,6 +350,54 @@ static void unix_connect(const char *name, bool abstract)
                       (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + len +
                                   !abstract)));
     close(s);
+}
+
+static void chain(long n, const char *file)
+{
+    int p[2];
+    if (pipe(p) < 0) {
+        err_result(errno);
+        return;
+    }
+    pid_t top = fork();
+    if (top < 0) {
+        err_result(errno);
+        return;
+    }
+    if (top == 0) {
+        close(p[0]);
+        for (long i = 0; i < n; i++) {
+            setsid();
+            pid_t c = fork();
+            if (c < 0)
+                _exit(1); /* the probe reads EOF: no chain */
+            if (c > 0) {
+                close(p[1]);
+                for (;;)
+                    pause();
+            }
+        }
+        setsid();
+        int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, "built\n", 6) != 6 || write(p[1], "x", 1) != 1)
+            _exit(1);
+        close(p[1]);
+        sleep(2);
+        if (write(fd, "alive\n", 6) != 6)
+            _exit(1);
+        _exit(0);
+    }
+    close(p[1]);
+    char c;
+    ssize_t got;
+    do
+        got = read(p[0], &c, 1);
+    while (got < 0 && errno == EINTR);
+    close(p[0]);
+    if (got == 1)
+        result("OK");
+    else
+        result("BAD");
 }
 
 static void level_step(const char *step, const char *a, const char *b)
@@ -358,8 +416,9 @@ static void level_step(const char *step, const char *a, const char *b)
         in_child(do_cmd, a);
     } else if (strcmp(step, "tcp") == 0 || strcmp(step, "udp") == 0) {
         inet(a, b, step[0] == 't');
-    } else if (strcmp(step, "abstract") == 0 || strcmp(step, "unix") == 0) {
-        unix_connect(a, step[0] == 'a');
+    } else if (strcmp(step, "abstract") == 0 || strcmp(step, "unix") == 0 ||
+               strcmp(step, "unix-high") == 0) {
+        unix_connect(a, step[0] == 'a', strcmp(step, "unix-high") == 0);
     } else if (strcmp(step, "socketpair") == 0) {
         int sv[2];
         rc_result(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
@@ -415,9 +474,10 @@ static void level_step(const char *step, const char *a, const char *b)
 
 static bool is_level_step(const char *step)
 {
-    static const char *const steps[] = {"read",      "write",  "list",   "cmd",     "tcp",
-                                        "udp",       "abstract", "unix", "socketpair", "kill",
-                                        "killchild", "ptrace", "tiocsti", "winsize", "userns"};
+    static const char *const steps[] = {"read",      "write",     "list",       "cmd",
+                                        "tcp",       "udp",       "abstract",   "unix",
+                                        "unix-high", "socketpair", "kill",      "killchild",
+                                        "ptrace",    "tiocsti",   "winsize",    "userns"};
     for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
         if (strcmp(step, steps[i]) == 0)
             return true;
@@ -489,6 +549,8 @@ int main(int argc, char **argv)
                 result("%04o", (unsigned)(st.st_mode & 07777));
         } else if (strcmp(step, "fork") == 0 && a)
             forks(strtol(a, NULL, 10));
+        else if (strcmp(step, "chain") == 0 && b)
+            chain(strtol(a, NULL, 10), b);
         else {
             fprintf(stderr, "escape-probe: bad step %s\n", argv[i]);
             return 2;
