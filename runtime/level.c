@@ -88,6 +88,8 @@ void gk_level_result_clear(gk_level_result *r)
     gk_launch_result_clear(&r->run);
     if (r->have_record)
         gk_enforcement_clear(&r->record);
+    if (r->pr)
+        gk_projection_free(r->pr);
     memset(r, 0, sizeof(*r));
 }
 
@@ -532,8 +534,35 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
     return 0;
 }
 
+/* Does the policy admit programs at or below the scratch's place (the
+ * namespaces level's test for its noexec remount, launch.c)? */
+static bool scratch_exec_admitted(const gk_projection *pr, const char *at)
+{
+    if (!at)
+        return false;
+    for (size_t i = 0; i < pr->deputy.n; i++)
+        if (gk_path_within(at, pr->deputy.v[i]) || gk_path_within(pr->deputy.v[i], at))
+            return true;
+    return false;
+}
+
+/* The policy's carve-outs at or below baseline.root hold in the scratch,
+ * which the command sees at its host path at this level (no mount
+ * namespace to put it at baseline.root): each is added again there. */
+static void rebase_carves(carves *cs, const char *at, const char *dir)
+{
+    size_t n = cs->n;
+    for (size_t i = 0; i < n; i++) {
+        if (!gk_path_within(cs->v[i].path, at))
+            continue;
+        gk_autofree char *p = gk_printf("%s%s", dir, cs->v[i].path + strlen(at));
+        add_carve(cs, p, cs->v[i].subtree, cs->v[i].above);
+    }
+}
+
 /* The rules of the run: the namespaces level's, without the private
- * mounts, with the private TMPDIR, carved. */
+ * mounts, with the private TMPDIR (and the frame protocol's scratch),
+ * carved. */
 static void build_rules(ll_run *r, const grant_policy *p, const gk_launch_opts *o)
 {
     gk_launch_env le = {o->env, o->tty, NULL};
@@ -557,9 +586,21 @@ static void build_rules(ll_run *r, const grant_policy *p, const gk_launch_opts *
     if (!r->pr->exec_restricted)
         tmp |= LL_EXECUTE;
     push_rule(&base, r->tmpdir, tmp, false);
+    if (o->scratch) {
+        /* The frame protocol's scratch: a fresh host directory, readable
+         * and writable whatever the policy says; EXECUTE only where the
+         * policy admits programs at baseline.root (as its noexec remount
+         * at the namespaces level). */
+        uint32_t all = (LL_READ | LL_WRITES) & ~(LL_MAKE_CHAR | LL_MAKE_BLOCK) & r->rs.handled;
+        if (!r->pr->exec_restricted || scratch_exec_admitted(r->pr, o->scratch_at))
+            all |= LL_EXECUTE;
+        push_rule(&base, o->scratch, all, false);
+    }
 
     carves cs = {0};
     collect_carves(r->pr, &cs);
+    if (o->scratch && o->scratch_at)
+        rebase_carves(&cs, o->scratch_at, o->scratch);
     listings ls = {0};
     for (size_t i = 0; i < base.n; i++)
         explode(&base.v[i], &cs, &ls, &r->final);
@@ -727,6 +768,15 @@ static void __attribute__((noreturn)) exec_helper(ll_run *r, const gk_launch_opt
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (r->cwd && chdir(r->cwd) < 0)
         _exit(GK_RUN_FAILED);
+    if (o->redirect_stdio) {
+        int io[3];
+        for (int i = 0; i < 3; i++)
+            if ((io[i] = fcntl(o->stdio[i], F_DUPFD_CLOEXEC, 64)) < 0)
+                _exit(GK_RUN_FAILED);
+        for (int i = 0; i < 3; i++)
+            if (dup2(io[i], i) < 0)
+                _exit(GK_RUN_FAILED);
+    }
     int high[HFDS];
     for (int i = 0; i < HFDS; i++)
         if ((high[i] = fcntl(r->fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
@@ -747,6 +797,8 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
     bool started = gk_has_prefix(report, "started\n");
     const char *after = started ? report + 8 : report;
     size_t line = strcspn(after, "\n");
+    out->started = started && !gk_has_prefix(after, "setup ") && !gk_has_prefix(after, "exec ");
+    out->timed_out = timed_out;
     if (timed_out) {
         fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
     } else if (!started) {
@@ -823,6 +875,18 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
                 if (kill(o->tty ? pid : -pid, sig) < 0)
                     kill(pid, sig);
         }
+        if (!reaped && timed_out && o->term_grace_ms > 0) {
+            /* SIGTERM to the command's session first, SIGKILL after the grace */
+            if (kill(o->tty ? pid : -pid, SIGTERM) < 0)
+                kill(pid, SIGTERM);
+            struct pollfd pfd = {pidfd, POLLIN, 0};
+            if (pidfd >= 0)
+                while (poll(&pfd, 1, (int)o->term_grace_ms) < 0 && errno == EINTR)
+                    ;
+            else
+                usleep((useconds_t)o->term_grace_ms * 1000);
+            reaped = waitpid(pid, &st, WNOHANG) == pid;
+        }
         if (!reaped) {
             kill(pid, SIGKILL);
             while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
@@ -859,7 +923,7 @@ static void launch_landlock(const grant_policy *p, gk_projection *pr, const gk_l
         r.fds[i] = -1;
     r.status_pipe[0] = r.status_pipe[1] = -1;
     r.pr = pr;
-    r.cwd = gk_policy_context(p)->cwd;
+    r.cwd = o->cwd ? o->cwd : gk_policy_context(p)->cwd;
     const char *base = "/tmp";
     r.tmpdir = gk_printf("%s/" PRIVATE_TMP_TEMPLATE, base);
     if (!o->dry_run && !mkdtemp(r.tmpdir)) {
@@ -946,15 +1010,17 @@ static char *bwrap_version(const char *bwrap)
 }
 
 static void derive(grant_enforcement *e, const grant_policy *p, const gk_projection *pr,
-                   grant_level level, const gk_launch_opts *o, int abi)
+                   grant_level level, const gk_level_opts *lo, int abi)
 {
-    gk_enf_host h = {abi, geteuid() == 0 || getuid() == 0, o->processes, o->cpu_seconds,
-                     o->memory_bytes, false, 0, 0};
+    const gk_launch_opts *o = &lo->launch;
+    gk_enf_host h = {abi,           geteuid() == 0 || getuid() == 0,
+                     o->processes,  o->cpu_seconds,
+                     o->memory_bytes, o->scratch_at != NULL,
+                     lo->fs_quota,  lo->fs_nodes};
     gk_enforcement_derive(p, pr, level, &h, e);
 }
 
-int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
-                 gk_buf *described, gk_level_result *out)
+int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_result *out)
 {
     memset(out, 0, sizeof(*out));
     const gk_launch_opts *lo = &o->launch;
@@ -986,7 +1052,7 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
                                "a new user and mount namespace succeeded)");
         } else {
             level = GRANT_LEVEL_LANDLOCK;
-            derive(&out->record, p, pr, level, lo, abi);
+            derive(&out->record, p, pr, level, o, abi);
             out->have_record = true;
             if (gk_enforcement_lost(&out->record) > 0) {
                 gk_buf list = {0};
@@ -1011,7 +1077,7 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
         }
     }
     if (!out->have_record) /* derived once: auto's fallback has it already */
-        derive(&out->record, p, pr, level, lo, abi);
+        derive(&out->record, p, pr, level, o, abi);
     out->have_record = true;
     gk_enforcement_set_reason(&out->record, reason);
     if (o->bwrap_version) {
@@ -1030,26 +1096,43 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
         gk_projection_free(pr);
         return 0;
     }
+    if (level == GRANT_LEVEL_NAMESPACES && !lo->bwrap) {
+        fail(&out->run, GK_RUN_FAILED,
+             gk_strdup("confinement unavailable: no bubblewrap (bwrap) on PATH; install it, "
+                       "pass --bwrap PATH, or --level landlock; nothing ran"));
+        gk_projection_free(pr);
+        return 0;
+    }
+    out->pr = pr;
+    return 1;
+}
+
+int gk_level_launch(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
+                    gk_buf *described, gk_level_result *out)
+{
+    const gk_launch_opts *lo = &o->launch;
+    if (!out->have_record || !out->pr)
+        return -EINVAL;
     for (size_t i = 0; i < out->record.n; i++)
         if (out->record.v[i].status == GK_ENF_NOT_ENFORCED)
             gk_diag_file(notes, GK_WARNING, "grantrun", "not enforced (--allow-degraded): %s: %s",
                          out->record.v[i].rule,
                          out->record.v[i].why ? out->record.v[i].why : "");
-    if (level == GRANT_LEVEL_NAMESPACES) {
-        gk_projection_free(pr);
-        if (!lo->bwrap) {
-            fail(&out->run, GK_RUN_FAILED,
-                 gk_strdup("confinement unavailable: no bubblewrap (bwrap) on PATH; install it, "
-                           "pass --bwrap PATH, or --level landlock; nothing ran"));
-            return 0;
-        }
-        gk_launch_result_clear(&out->run);
+    gk_launch_result_clear(&out->run);
+    if (out->record.level == GRANT_LEVEL_NAMESPACES)
         return gk_launch(p, lo, notes, described, &out->run);
-    }
-    /* Landlock missing, --processes for root: refused above by the record
-     * unless --allow-degraded (the helper still refuses a ruleset it
-     * cannot create). */
-    launch_landlock(p, pr, lo, described, &out->run);
-    gk_projection_free(pr);
+    /* Landlock missing, --processes for root: refused by the record unless
+     * --allow-degraded (the helper still refuses a ruleset it cannot
+     * create). */
+    launch_landlock(p, out->pr, lo, described, &out->run);
     return 0;
+}
+
+int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
+                 gk_buf *described, gk_level_result *out)
+{
+    int rc = gk_level_choose(p, o, out);
+    if (rc <= 0)
+        return rc;
+    return gk_level_launch(p, o, notes, described, out);
 }

@@ -39,12 +39,16 @@ typedef struct gk_level_opts {
     gk_level_choice level;
     bool allow_degraded;    /* run even with rules not enforced (each is a warning) */
     bool bwrap_version;     /* ask the pinned bwrap its version for the record */
+    /* The frame protocol's scratch (launch.scratch_at set): its quotas,
+     * for the record (0: none). */
+    long fs_quota, fs_nodes;
 } gk_level_opts;
 
 typedef struct gk_level_result {
     gk_launch_result run;
     bool have_record;       /* a level was chosen (also when the run was refused) */
     grant_enforcement record;
+    gk_projection *pr;      /* between gk_level_choose and gk_level_launch */
 } gk_level_result;
 
 /* Choose the level, derive its record, run (or describe). Returns 0 with
@@ -52,6 +56,17 @@ typedef struct gk_level_result {
 GK_HIDDEN int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
                            gk_buf *described, gk_level_result *out);
 GK_HIDDEN void gk_level_result_clear(gk_level_result *r);
+
+/* gk_level_run in two steps, for a caller that acts between them (the
+ * frame child makes its scratch tree the way the level chosen needs):
+ * gk_level_choose decides the level and derives the record; 1: go on; 0:
+ * out->run says why not (the gate, or the record refused it: status 125
+ * with the rules not enforced); -errno for a usage error. Then
+ * gk_level_launch runs at out->record.level, 0 or -errno. */
+GK_HIDDEN int gk_level_choose(const grant_policy *p, const gk_level_opts *o,
+                              gk_level_result *out);
+GK_HIDDEN int gk_level_launch(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
+                              gk_buf *described, gk_level_result *out);
 
 /* Does this host give bwrap what it needs (user, mount, pid, ipc, uts and,
  * when net, network namespaces, and a mount inside)? 1 yes; 0 no, *why
