@@ -240,6 +240,10 @@ START_TEST(base64_round_trip_and_strictness)
         {"a=Vs", 1},       /* padding inside */
         {"aGV-", 3},       /* URL alphabet */
         {"aGVsbG8=\n", 7}, /* line break */
+        {"aGVs#G8=", 4},   /* outside the alphabet in the padded group */
+        {"aG=sbG8=", 2},   /* padding inside, before the last group */
+        {"====", 0},       /* padding only */
+        {"aGVsbG8A=", 9},  /* not a multiple of 4: bad at its end */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         unsigned char *out = (unsigned char *)"x";
@@ -249,6 +253,35 @@ START_TEST(base64_round_trip_and_strictness)
         ck_assert_ptr_null(out);
         ck_assert_msg(at == bad[i].bad, "%s: bad at %zu, want %zu", bad[i].s, at, bad[i].bad);
     }
+    /* a long text, every byte value, decoded a group at a time: one bad
+     * character anywhere is found, and named at its offset */
+    unsigned char raw[3000];
+    for (size_t i = 0; i < sizeof(raw); i++)
+        raw[i] = (unsigned char)(i * 7 + i / 256);
+    b = (gk_buf){0};
+    gk_base64_encode(&b, raw, sizeof(raw));
+    ck_assert_uint_eq(b.len, 4000);
+    static const char spelled[] = "AAcOFRwjKjE4P0ZNVFtiaXB3foWMk5qhqK+2vcTL0tng5+71/AMKERgf";
+    ck_assert_int_eq(strncmp(b.data, spelled, strlen(spelled)), 0);
+    unsigned char *back = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(gk_base64_decode(b.data, b.len, &back, &len, NULL), 0);
+    ck_assert_uint_eq(len, sizeof(raw));
+    ck_assert_int_eq(memcmp(back, raw, len), 0);
+    free(back);
+    static const char intruders[] = {' ', '\n', '=', '-', '_', '\0', (char)0x80, '.'};
+    for (size_t k = 0; k < sizeof(intruders); k++) {
+        size_t where = 1001 + k * 413;
+        char saved = b.data[where];
+        b.data[where] = intruders[k];
+        size_t at = 0;
+        unsigned char *out = NULL;
+        ck_assert_int_eq(gk_base64_decode(b.data, b.len, &out, NULL, &at), -EINVAL);
+        ck_assert_ptr_null(out);
+        ck_assert_uint_eq(at, where);
+        b.data[where] = saved;
+    }
+    gk_buf_free(&b);
 }
 END_TEST
 
