@@ -16,8 +16,9 @@
  * rest, so a flood costs bounded memory and never blocks the command.
  *
  * The level (run.level, run.allowDegraded): chosen and its enforcement
- * record derived once (level.h) before the scratch is made, since the two
- * levels make it differently. At the landlock level there is no mount
+ * record derived once (level.h) before the baseline is materialised; the
+ * scratch tmpfs is tried first (unless landlock is asked for), and its
+ * mount stands for auto's probe. At the landlock level there is no mount
  * namespace: the scratch is the fresh private host directory itself (mode
  * 0700) with no tmpfs on it, granted by the landlock ruleset, and the
  * command sees it at that host path, not at baseline.root (a cwd inside
@@ -151,12 +152,14 @@ static char *own_user_namespace(void)
 /* A mount namespace of our own (with a user namespace unless we are
  * root, who needs none to mount and keeps its DAC override for what bwrap
  * binds), with the scratch tmpfs mounted on dir. NULL or why not. */
-static char *scratch_mount(const char *dir, long long quota, long long nodes)
+static char *scratch_mount(const char *dir, long long quota, long long nodes, bool *userns)
 {
+    *userns = false;
     if (!(geteuid() == 0 && unshare(CLONE_NEWNS) == 0)) {
         char *why = own_user_namespace();
         if (why)
             return why;
+        *userns = true;
     }
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         return gk_printf("confinement unavailable: cannot make the mounts private: %s",
@@ -174,6 +177,9 @@ static const char *child_bwrap, *child_helper;
 
 typedef struct child {
     gk_run_request req;
+    bool mounted;            /* the scratch tmpfs is mounted on dir */
+    bool ns_proven;          /* and bwrap's namespaces can be made: auto needs no probe */
+    char *ns_why;            /* why it could not be (auto then tries landlock) */
     gk_level_opts lv;
     gk_level_result chosen;
     gk_run_result res;
@@ -215,7 +221,12 @@ static bool load_policy(child *c)
     return rc == 0;
 }
 
-static bool setup_scratch(child *c)
+/* The scratch's directory, and unless the landlock level is asked for,
+ * its tmpfs in a user and mount namespace of our own, before the level is
+ * chosen: that mount is what auto's probe would try (the mount bwrap
+ * needs), so when it works auto does not probe again (a fork and six
+ * namespaces saved per run), and when it fails auto knows why. */
+static bool early_scratch(child *c)
 {
     if (!c->req.root)
         return true;
@@ -225,11 +236,31 @@ static bool setup_scratch(child *c)
         fail(c, GK_FAIL_HOST, gk_printf("cannot make the scratch mountpoint: %s", strerror(errno)));
         return false;
     }
-    char *why = c->chosen.record.level == GRANT_LEVEL_LANDLOCK
-                    ? NULL
-                    : scratch_mount(c->dir, c->req.fs_quota, c->req.fs_nodes);
-    if (why) {
+    if (strcmp(c->req.level, "landlock") == 0)
+        return true;
+    bool userns = false;
+    char *why = scratch_mount(c->dir, c->req.fs_quota, c->req.fs_nodes, &userns);
+    if (!why) {
+        c->mounted = true;
+        /* root mounted without a user namespace, which bwrap still makes:
+         * that one alone is probed (a fork, no pid or network namespace) */
+        c->ns_proven = userns || strcmp(c->req.level, "namespaces") == 0 ||
+                       gk_level_probe_user_mount(&c->ns_why);
+    } else if (strcmp(c->req.level, "namespaces") == 0) {
         fail(c, GK_FAIL_HOST, why);
+        return false;
+    } else {
+        c->ns_why = why;
+    }
+    return true;
+}
+
+static bool setup_scratch(child *c)
+{
+    if (!c->req.root)
+        return true;
+    if (c->chosen.record.level == GRANT_LEVEL_NAMESPACES && !c->mounted) {
+        fail(c, GK_FAIL_HOST, gk_strdup(c->ns_why ? c->ns_why : "the scratch tmpfs is not mounted"));
         return false;
     }
     c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -278,6 +309,8 @@ static bool choose_level(child *c, const char **envp)
     lv->allow_degraded = c->req.allow_degraded;
     lv->fs_quota = c->req.root ? (long)c->req.fs_quota : 0;
     lv->fs_nodes = c->req.root ? (long)c->req.fs_nodes : 0;
+    lv->namespaces_proven = c->ns_proven;
+    lv->namespaces_refused_why = c->ns_why;
     int rc = gk_level_choose(c->policy, lv, &c->chosen);
     if (rc > 0)
         return true;
@@ -569,7 +602,8 @@ int gk_frame_child_main(const char *bwrap, const char *helper)
         if ((!bwrap || bwrap[0] != '/') && strcmp(c.req.level, "landlock") != 0)
             fail(&c, GK_FAIL_HOST, gk_strdup("confinement unavailable: no bubblewrap given "
                                              "(--bwrap PATH)"));
-        else if (load_policy(&c) && choose_level(&c, envp) && setup_scratch(&c)) {
+        else if (load_policy(&c) && early_scratch(&c) && choose_level(&c, envp) &&
+                 setup_scratch(&c)) {
             run_command(&c, envp);
             make_diff(&c);
         }
@@ -587,14 +621,15 @@ int gk_frame_child_main(const char *bwrap, const char *helper)
     if (c.dirfd >= 0)
         close(c.dirfd);
     if (c.dir[0]) {
-        if (c.chosen.have_record && c.chosen.record.level == GRANT_LEVEL_LANDLOCK)
-            nftw(c.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-        else {
+        if (c.mounted) {
             umount2(c.dir, MNT_DETACH);
             rmdir(c.dir);
+        } else {
+            nftw(c.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
         }
     }
     gk_level_result_clear(&c.chosen);
+    free(c.ns_why);
     grant_policy_free(c.policy);
     gk_run_request_clear(&c.req);
     gk_run_result_clear(&c.res);

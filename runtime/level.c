@@ -114,14 +114,16 @@ static int write_text(const char *path, const char *text)
 
 /* In a child: what bwrap does first. Exit status: 0, or the step (1-6)
  * that failed, the errno in the low byte of a status pipe. */
-static void __attribute__((noreturn)) probe_child(bool net, int report_fd)
+static void __attribute__((noreturn)) probe_child(bool net, bool light, int report_fd)
 {
     int step = 1;
     uid_t uid = geteuid();
     gid_t gid = getegid();
     char map[64];
-    int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-    if (!net)
+    int flags = CLONE_NEWUSER | CLONE_NEWNS;
+    if (!light)
+        flags |= CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+    if (!net && !light)
         flags |= CLONE_NEWNET;
     if (unshare(flags) < 0)
         goto out;
@@ -141,7 +143,7 @@ static void __attribute__((noreturn)) probe_child(bool net, int report_fd)
     if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, NULL) < 0 &&
         mount("tmpfs", "/", "tmpfs", MS_NOSUID | MS_NODEV, NULL) < 0)
         goto out;
-    if (!net) {
+    if (!net && !light) {
         step = 5; /* "loopback: Failed RTM_NEWADDR": the interface cannot come up */
         int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         struct ifreq ifr;
@@ -163,7 +165,19 @@ out:;
     _exit(1);
 }
 
+static int probe(bool net, bool light, char **why);
+
 int gk_level_probe_namespaces(bool net, char **why)
+{
+    return probe(net, false, why);
+}
+
+int gk_level_probe_user_mount(char **why)
+{
+    return probe(true, true, why);
+}
+
+static int probe(bool net, bool light, char **why)
 {
     static const char *const steps[] = {"", "a new user namespace", "the user namespace's id maps",
                                         "making / a slave mount (mount propagation)",
@@ -177,7 +191,7 @@ int gk_level_probe_namespaces(bool net, char **why)
     pid_t pid = fork();
     if (pid == 0) {
         close(p[0]);
-        probe_child(net, p[1]);
+        probe_child(net, light, p[1]);
     }
     close(p[1]);
     if (pid < 0) {
@@ -1044,7 +1058,15 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
         reason = gk_strdup("asked for (--level landlock)");
     } else {
         gk_autofree char *why = NULL;
-        bool ns = lo->bwrap && gk_level_probe_namespaces(pr->net, &why);
+        bool ns;
+        if (!lo->bwrap)
+            ns = false;
+        else if (o->namespaces_proven)
+            ns = true;
+        else if (o->namespaces_refused_why)
+            ns = false, why = gk_strdup(o->namespaces_refused_why);
+        else
+            ns = gk_level_probe_namespaces(pr->net, &why);
         if (!lo->bwrap)
             why = gk_strdup("no bubblewrap (bwrap) on PATH");
         if (ns) {

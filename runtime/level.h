@@ -42,6 +42,12 @@ typedef struct gk_level_opts {
     /* The frame protocol's scratch (launch.scratch_at set): its quotas,
      * for the record (0: none). */
     long fs_quota, fs_nodes;
+    /* What the caller already found out, so auto does not probe again (the
+     * frame child tries its scratch tmpfs in a user and mount namespace of
+     * its own first): proven, the mount succeeded; else refused_why, why
+     * it did not (NULL: not tried, probe). */
+    bool namespaces_proven;
+    const char *namespaces_refused_why;
 } gk_level_opts;
 
 typedef struct gk_level_result {
@@ -72,5 +78,10 @@ GK_HIDDEN int gk_level_launch(const grant_policy *p, const gk_level_opts *o, gra
  * when net, network namespaces, and a mount inside)? 1 yes; 0 no, *why
  * says what failed (caller frees). */
 GK_HIDDEN int gk_level_probe_namespaces(bool net, char **why);
+/* Only the user and mount namespace with a mount inside (no pid, ipc, uts
+ * or network namespace: the part of the probe that costs): for a caller
+ * that already mounted in a mount namespace of its own as root, which
+ * proves everything but the user namespace. */
+GK_HIDDEN int gk_level_probe_user_mount(char **why);
 
 #endif
