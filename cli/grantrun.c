@@ -464,12 +464,9 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
     else if (process && o->tty && !o->dry_run)
         cli_error("--tty: with --isolate process the command's stdin is /dev/null and its "
                   "output is captured, so there is no terminal to keep; nothing ran");
-    else if (process && o->level == GK_LEVEL_LANDLOCK)
-        cli_error("--isolate process runs at the namespaces level only in this version (its "
-                  "scratch tree is a tmpfs in the child's own mount namespace); nothing ran");
-    else if (process && (o->report || o->allow_degraded))
-        cli_error("--report and --allow-degraded are wrap-mode options in this version (an "
-                  "isolated run's result carries its enforcement member); nothing ran");
+    else if (process && o->report)
+        cli_error("--report is a wrap-mode option in this version (an isolated run's result "
+                  "carries its enforcement member: --json); nothing ran");
     else if (o->report && !grantrun_net_report_writable(o->report))
         ; /* said why; nothing ran */
     else if ((process || o->level == GK_LEVEL_NAMESPACES) && !lo.launch.bwrap)
@@ -486,6 +483,9 @@ static int run_command(const grant_policy *policy, const run_opts *o, char **com
             .cpu_seconds = o->cpu_seconds, .fs_quota = o->fs_quota, .fs_nodes = o->fs_nodes,
             .root = o->root, .seeds = o->seeds, .nseeds = o->nseeds, .diff = o->diff,
             .diff_metadata = o->diff_metadata, .json = o->json,
+            .level = o->level == GK_LEVEL_AUTO ? "auto"
+                                               : grant_level_name((grant_level)o->level),
+            .allow_degraded = o->allow_degraded,
         };
         status = grantrun_isolated(policy, &iso);
     } else

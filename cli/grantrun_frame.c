@@ -153,6 +153,7 @@ int grantrun_isolated(const grant_policy *policy, const grantrun_iso *o)
         goto done;
     }
     grant_run_request_set_diff(req, o->diff != 0, o->diff == 2, o->diff_metadata);
+    grant_run_request_set_level(req, o->level, o->allow_degraded);
     for (size_t i = 0; i < o->nseeds; i++) {
         gk_autofree char *host = NULL, *dest = NULL;
         if (gk_scratch_seed_parse(o->seeds[i], &host, &dest, &err) < 0 ||

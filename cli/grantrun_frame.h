@@ -19,6 +19,8 @@ typedef struct grantrun_iso {
     size_t nseeds;
     int diff;                  /* 0 none, 1 json, 2 unified */
     bool diff_metadata, json;
+    const char *level;         /* run.level: "auto", "namespaces", "landlock" */
+    bool allow_degraded;
 } grantrun_iso;
 
 /* `grantrun --frame-child --bwrap PATH [--helper PATH]`: the child. */

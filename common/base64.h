@@ -1,6 +1,8 @@
 /* base64.h - standard-alphabet base64 with padding (RFC 4648 §4), the
  * encoding of binary data inside frames (frame-protocol.md §2: baseline
- * bytes, base64 capture), over nettle's coder.
+ * bytes, base64 capture). Table-driven (base64.c says why not nettle's
+ * per-character coder), nettle kept for the padded tail and as the
+ * tests' reference.
  *
  * Decoding is strict, so two hosts never disagree on what a frame holds:
  * the length is a multiple of 4, only the alphabet and at most two

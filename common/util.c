@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -315,6 +316,19 @@ long gk_strvec_index(const gk_strvec *sv, const char *s)
 bool gk_strvec_bsearch(const gk_strvec *sv, const char *s)
 {
     return gk_strvec_index(sv, s) >= 0;
+}
+
+void gk_advise_large(void *p, size_t n)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (!p || n < ((size_t)4 << 20))
+        return;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
+#ifdef MADV_HUGEPAGE
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#endif
 }
 
 void gk_buf_grow(gk_buf *b, size_t extra)

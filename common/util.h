@@ -44,6 +44,12 @@ static inline uint64_t gk_fnv(const char *s, size_t n)
 }
 
 GK_HIDDEN void *gk_malloc(size_t n);
+/* A hint for a large buffer about to be filled (a frame's payload, its
+ * decoded bytes): transparent huge pages on its 2 MiB-aligned interior,
+ * which takes the page faults of filling it from one per 4 KiB to one per
+ * 2 MiB (about 50 ms to 9 ms for 60 MiB here). Below 4 MiB, or where the
+ * kernel says no, nothing. */
+GK_HIDDEN void gk_advise_large(void *p, size_t n);
 GK_HIDDEN void *gk_calloc(size_t n, size_t size);
 GK_HIDDEN void *gk_realloc(void *p, size_t n);
 GK_HIDDEN char *gk_strdup(const char *s);

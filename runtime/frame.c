@@ -46,6 +46,7 @@ ssize_t gk_frame_reader_step(gk_frame_reader *r, int fd)
             r->state = GK_FRAME_OVERSIZE;
         else {
             r->payload = gk_malloc((size_t)r->declared + 1);
+            gk_advise_large(r->payload, (size_t)r->declared + 1);
             r->state = GK_FRAME_PAYLOAD;
         }
         return n;

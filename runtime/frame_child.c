@@ -14,12 +14,25 @@
  * thread polling both, keeping at most what the field's budget can show
  * (an escaped byte is never shorter than the raw one) and counting the
  * rest, so a flood costs bounded memory and never blocks the command.
+ *
+ * The level (run.level, run.allowDegraded): chosen and its enforcement
+ * record derived once (level.h) before the baseline is materialised; the
+ * scratch tmpfs is tried first (unless landlock is asked for), and its
+ * mount stands for auto's probe. At the landlock level there is no mount
+ * namespace: the scratch is the fresh private host directory itself (mode
+ * 0700) with no tmpfs on it, granted by the landlock ruleset, and the
+ * command sees it at that host path, not at baseline.root (a cwd inside
+ * baseline.root is moved along; the policy's carve-outs inside
+ * baseline.root are applied to it there). Its quotas are not enforced,
+ * which the record says, so such a run needs allowDegraded.
  */
 #include "runtime/frame_child.h"
 #include "runtime/launch.h"
+#include "runtime/level.h"
 #include "common/json.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -139,12 +152,14 @@ static char *own_user_namespace(void)
 /* A mount namespace of our own (with a user namespace unless we are
  * root, who needs none to mount and keeps its DAC override for what bwrap
  * binds), with the scratch tmpfs mounted on dir. NULL or why not. */
-static char *scratch_mount(const char *dir, long long quota, long long nodes)
+static char *scratch_mount(const char *dir, long long quota, long long nodes, bool *userns)
 {
+    *userns = false;
     if (!(geteuid() == 0 && unshare(CLONE_NEWNS) == 0)) {
         char *why = own_user_namespace();
         if (why)
             return why;
+        *userns = true;
     }
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         return gk_printf("confinement unavailable: cannot make the mounts private: %s",
@@ -162,6 +177,11 @@ static const char *child_bwrap, *child_helper, *child_scratch_dir;
 
 typedef struct child {
     gk_run_request req;
+    bool mounted;            /* the scratch tmpfs is mounted on dir */
+    bool ns_proven;          /* and bwrap's namespaces can be made: auto needs no probe */
+    char *ns_why;            /* why it could not be (auto then tries landlock) */
+    gk_level_opts lv;
+    gk_level_result chosen;
     gk_run_result res;
     grant_policy *policy;
     char dir[64];            /* the scratch's mountpoint, "" when none */
@@ -201,7 +221,12 @@ static bool load_policy(child *c)
     return rc == 0;
 }
 
-static bool setup_scratch(child *c)
+/* The scratch's directory, and unless the landlock level is asked for,
+ * its tmpfs in a user and mount namespace of our own, before the level is
+ * chosen: that mount is what auto's probe would try (the mount bwrap
+ * needs), so when it works auto does not probe again (a fork and six
+ * namespaces saved per run), and when it fails auto knows why. */
+static bool early_scratch(child *c)
 {
     if (!c->req.root)
         return true;
@@ -225,9 +250,31 @@ static bool setup_scratch(child *c)
             return false;
         }
     }
-    char *why = scratch_mount(c->dir, c->req.fs_quota, c->req.fs_nodes);
-    if (why) {
+    if (strcmp(c->req.level, "landlock") == 0)
+        return true;
+    bool userns = false;
+    char *why = scratch_mount(c->dir, c->req.fs_quota, c->req.fs_nodes, &userns);
+    if (!why) {
+        c->mounted = true;
+        /* root mounted without a user namespace, which bwrap still makes:
+         * that one alone is probed (a fork, no pid or network namespace) */
+        c->ns_proven = userns || strcmp(c->req.level, "namespaces") == 0 ||
+                       gk_level_probe_user_mount(&c->ns_why);
+    } else if (strcmp(c->req.level, "namespaces") == 0) {
         fail(c, GK_FAIL_HOST, why);
+        return false;
+    } else {
+        c->ns_why = why;
+    }
+    return true;
+}
+
+static bool setup_scratch(child *c)
+{
+    if (!c->req.root)
+        return true;
+    if (c->chosen.record.level == GRANT_LEVEL_NAMESPACES && !c->mounted) {
+        fail(c, GK_FAIL_HOST, gk_strdup(c->ns_why ? c->ns_why : "the scratch tmpfs is not mounted"));
         return false;
     }
     c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -240,6 +287,78 @@ static bool setup_scratch(child *c)
         return false;
     }
     return true;
+}
+
+/* The command's working directory: the request's, else baseline.root,
+ * else "/"; at the landlock level one inside baseline.root is moved into
+ * the scratch's host directory. */
+static char *command_cwd(const child *c, bool landlock)
+{
+    const char *cwd = c->req.cwd ? c->req.cwd : c->req.root ? c->req.root : "/";
+    if (landlock && c->req.root && c->dir[0] && gk_path_within(cwd, c->req.root))
+        return gk_printf("%s%s", c->dir, cwd + strlen(c->req.root));
+    return gk_strdup(cwd);
+}
+
+/* The level of the run and its record (gk_level_choose), before anything
+ * is made. False when the run is refused (c->res says why). */
+static bool choose_level(child *c, const char **envp)
+{
+    gk_level_opts *lv = &c->lv;
+    lv->launch = (gk_launch_opts){
+        .argv = c->req.argv.v,
+        .argc = c->req.argv.n,
+        .env = envp,
+        .bwrap = child_bwrap && child_bwrap[0] == '/' ? child_bwrap : NULL,
+        .helper = child_helper,
+        .timeout_ms = (long)c->req.timeout_ms,
+        .processes = (long)c->req.max_processes,
+        .cpu_seconds = (long)c->req.cpu_seconds,
+        .memory_bytes = (long)c->req.max_memory,
+        .scratch_at = c->req.root,
+    };
+    lv->level = strcmp(c->req.level, "namespaces") == 0 ? GK_LEVEL_NAMESPACES
+                : strcmp(c->req.level, "landlock") == 0 ? GK_LEVEL_LANDLOCK
+                                                         : GK_LEVEL_AUTO;
+    lv->allow_degraded = c->req.allow_degraded;
+    lv->fs_quota = c->req.root ? (long)c->req.fs_quota : 0;
+    lv->fs_nodes = c->req.root ? (long)c->req.fs_nodes : 0;
+    lv->namespaces_proven = c->ns_proven;
+    lv->namespaces_refused_why = c->ns_why;
+    int rc = gk_level_choose(c->policy, lv, &c->chosen);
+    if (rc > 0)
+        return true;
+    if (rc < 0) {
+        fail(c, GK_FAIL_HOST,
+             gk_printf("cannot run: %s%s", strerror(-rc),
+                       rc == -EINVAL ? " (the policy must be compiled for this host)" : ""));
+        return false;
+    }
+    /* Refused before anything ran: by the record (host-error, naming the
+     * rules) or by the gate (126/127, the command's status). */
+    gk_launch_result *lr = &c->chosen.run;
+    if (lr->status == GK_RUN_FAILED) {
+        fail(c, GK_FAIL_HOST,
+             gk_message_cut(lr->message ? lr->message : "confinement unavailable; nothing ran",
+                            GK_BUDGET_MESSAGE));
+    } else {
+        c->res.failure = GK_FAIL_SCRIPT;
+        c->res.exit_code = lr->status;
+        free(c->res.error_message);
+        c->res.error_message = gk_strdup(lr->message ? lr->message : "");
+        if (c->req.include_diff) {
+            /* nothing ran, so nothing changed: the empty diff */
+            gk_snapshot none = {0};
+            gk_diff_opts o = {c->req.diff_format, c->req.diff_metadata, GK_BUDGET_DIFF};
+            bool cut = false;
+            char *err = NULL;
+            if (gk_scratch_diff(&none, &none, &o, &c->res.diff, &c->res.diff_len, &cut, &err) < 0)
+                fail(c, GK_FAIL_HOST, gk_printf("cannot diff the scratch tree: %s",
+                                                err ? err : "?"));
+            free(err);
+        }
+    }
+    return false;
 }
 
 /* The baseline's snapshot, once (before the command). */
@@ -347,8 +466,9 @@ static void classify(child *c, const gk_launch_result *lr, const struct rusage *
     }
 }
 
-static void run_command(child *c)
+static void run_command(child *c, const char **envp)
 {
+    bool landlock = c->chosen.record.level == GRANT_LEVEL_LANDLOCK;
     int out[2] = {-1, -1}, err[2] = {-1, -1};
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
@@ -362,37 +482,33 @@ static void run_command(child *c)
                                          : GK_BUDGET_ERROR_OUTPUT, 0};
     cap.running = pthread_create(&cap.thread, NULL, capture_run, &cap) == 0;
 
-    gk_strvec env = c->req.env;
-    const char **envp = gk_calloc(env.n + 1, sizeof(*envp));
-    for (size_t i = 0; i < env.n; i++)
-        envp[i] = env.v[i];
-    const char *cwd = c->req.cwd ? c->req.cwd : c->req.root ? c->req.root : "/";
-    gk_launch_opts lo = {
-        .argv = c->req.argv.v,
-        .argc = c->req.argv.n,
-        .env = envp,
-        .timeout_ms = (long)c->req.timeout_ms,
-        .processes = (long)c->req.max_processes,
-        .cpu_seconds = (long)c->req.cpu_seconds,
-        .memory_bytes = (long)c->req.max_memory,
-        .redirect_stdio = true,
-        .stdio = {devnull, out[1], err[1]},
-        .scratch = c->req.root ? c->dir : NULL,
-        .scratch_at = c->req.root,
-        .cwd = cwd,
-        .term_grace_ms = 200,
-        .prepare = prepare_scratch,
-        .prepare_arg = c,
-    };
-    lo.bwrap = child_bwrap;
-    lo.helper = child_helper;
+    gk_autofree char *cwd = command_cwd(c, landlock);
+    gk_launch_opts *lo = &c->lv.launch;
+    lo->env = envp;
+    lo->redirect_stdio = true;
+    lo->stdio[0] = devnull;
+    lo->stdio[1] = out[1];
+    lo->stdio[2] = err[1];
+    /* at the landlock level (no mount namespace) the command sees the
+     * scratch at its host path; scratch_at stays where the policy's rules
+     * about it are written */
+    lo->scratch = c->req.root ? c->dir : NULL;
+    lo->scratch_at = c->req.root;
+    lo->cwd = cwd;
+    lo->term_grace_ms = 200;
+    lo->prepare = prepare_scratch;
+    lo->prepare_arg = c;
     grant_diags *notes = grant_diags_new();
-    gk_launch_result lr = {0};
     long long t = now_ms();
-    int rc = gk_launch(c->policy, &lo, notes, NULL, &lr);
+    /* bwrap's prepare hook takes the snapshot at the namespaces level;
+     * the landlock level makes no mountpoint, so it is taken now */
+    int rc = landlock && snapshot_before(c) < 0 ? 1
+                                                : gk_level_launch(c->policy, &c->lv, notes, NULL,
+                                                                  &c->chosen);
+    gk_launch_result lr = c->chosen.run;
+    memset(&c->chosen.run, 0, sizeof(c->chosen.run));
     c->res.wall_ms = now_ms() - t;
     grant_diags_free(notes);
-    free(envp);
     close(out[1]);
     close(err[1]);
     close(devnull);
@@ -404,7 +520,9 @@ static void run_command(child *c)
     }
     struct rusage ru = {0};
     getrusage(RUSAGE_CHILDREN, &ru);
-    if (rc < 0) {
+    if (rc > 0) {
+        /* the snapshot failed: c->res says so */
+    } else if (rc < 0) {
         fail(c, GK_FAIL_HOST,
              gk_printf("cannot run: %s%s", strerror(-rc),
                        rc == -EINVAL ? " (the policy must be compiled for this host)" : ""));
@@ -414,8 +532,12 @@ static void run_command(child *c)
         c->res.sys_ms = (long long)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
         c->res.max_rss = (long long)ru.ru_maxrss * 1024;
         if (c->res.failure != GK_FAIL_HOST && lr.started) {
+            /* what the run really had: the one record's level and the
+             * rules it did not enforce (non-empty only with allowDegraded) */
             free(c->res.level);
-            c->res.level = gk_strdup("namespaces");
+            c->res.level = gk_strdup(grant_level_name(c->chosen.record.level));
+            gk_strvec_free(&c->res.unenforced);
+            gk_enforcement_unenforced_rules(&c->chosen.record, &c->res.unenforced);
         }
     }
     gk_launch_result_clear(&lr);
@@ -456,6 +578,18 @@ static void make_diff(child *c)
     gk_snapshot_free(&after);
 }
 
+/* The landlock level's scratch is a host directory: removed whole. */
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (type == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
 int gk_frame_child_main(const char *bwrap, const char *helper, const char *scratch_dir)
 {
     child_bwrap = bwrap;
@@ -476,13 +610,19 @@ int gk_frame_child_main(const char *bwrap, const char *helper, const char *scrat
     } else {
         c.res.encoding = c.req.capture;
         c.res.diff_requested = c.req.include_diff;
-        if (!bwrap || bwrap[0] != '/')
+        gk_strvec env = c.req.env;
+        const char **envp = gk_calloc(env.n + 1, sizeof(*envp));
+        for (size_t i = 0; i < env.n; i++)
+            envp[i] = env.v[i];
+        if ((!bwrap || bwrap[0] != '/') && strcmp(c.req.level, "landlock") != 0)
             fail(&c, GK_FAIL_HOST, gk_strdup("confinement unavailable: no bubblewrap given "
                                              "(--bwrap PATH)"));
-        else if (load_policy(&c) && setup_scratch(&c)) {
-            run_command(&c);
+        else if (load_policy(&c) && early_scratch(&c) && choose_level(&c, envp) &&
+                 setup_scratch(&c)) {
+            run_command(&c, envp);
             make_diff(&c);
         }
+        free(envp);
     }
     free(payload);
     if (c.res.wall_ms == 0)
@@ -496,9 +636,15 @@ int gk_frame_child_main(const char *bwrap, const char *helper, const char *scrat
     if (c.dirfd >= 0)
         close(c.dirfd);
     if (c.dir[0]) {
-        umount2(c.dir, MNT_DETACH);
-        rmdir(c.dir);
+        if (c.mounted) {
+            umount2(c.dir, MNT_DETACH);
+            rmdir(c.dir);
+        } else {
+            nftw(c.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        }
     }
+    gk_level_result_clear(&c.chosen);
+    free(c.ns_why);
     grant_policy_free(c.policy);
     gk_run_request_clear(&c.req);
     gk_run_result_clear(&c.res);

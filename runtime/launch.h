@@ -43,7 +43,10 @@ typedef struct gk_launch_opts {
     bool redirect_stdio;      /* the command's fds 0-2 are stdio[] */
     int stdio[3];
     const char *scratch;      /* a host directory bound read-write at scratch_at, */
-    const char *scratch_at;   /* writable under Landlock too; NULL: none */
+    const char *scratch_at;   /* writable under Landlock too; NULL: none (at the
+                               * landlock level, level.h, the command sees it at
+                               * its own path; scratch_at is where the policy's
+                               * rules about it are written) */
     const char *cwd;          /* the command's working directory; NULL: the plan's */
     long term_grace_ms;       /* at the timeout SIGTERM first, SIGKILL this much
                                * later (0: SIGKILL at once) */

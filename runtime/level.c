@@ -89,6 +89,8 @@ void gk_level_result_clear(gk_level_result *r)
     gk_launch_result_clear(&r->run);
     if (r->have_record)
         gk_enforcement_clear(&r->record);
+    if (r->pr)
+        gk_projection_free(r->pr);
     memset(r, 0, sizeof(*r));
 }
 
@@ -113,14 +115,16 @@ static int write_text(const char *path, const char *text)
 
 /* In a child: what bwrap does first. Exit status: 0, or the step (1-6)
  * that failed, the errno in the low byte of a status pipe. */
-static void __attribute__((noreturn)) probe_child(bool net, int report_fd)
+static void __attribute__((noreturn)) probe_child(bool net, bool light, int report_fd)
 {
     int step = 1;
     uid_t uid = geteuid();
     gid_t gid = getegid();
     char map[64];
-    int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-    if (!net)
+    int flags = CLONE_NEWUSER | CLONE_NEWNS;
+    if (!light)
+        flags |= CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+    if (!net && !light)
         flags |= CLONE_NEWNET;
     if (unshare(flags) < 0)
         goto out;
@@ -140,7 +144,7 @@ static void __attribute__((noreturn)) probe_child(bool net, int report_fd)
     if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, NULL) < 0 &&
         mount("tmpfs", "/", "tmpfs", MS_NOSUID | MS_NODEV, NULL) < 0)
         goto out;
-    if (!net) {
+    if (!net && !light) {
         step = 5; /* "loopback: Failed RTM_NEWADDR": the interface cannot come up */
         int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         struct ifreq ifr;
@@ -162,7 +166,19 @@ out:;
     _exit(1);
 }
 
+static int probe(bool net, bool light, char **why);
+
 int gk_level_probe_namespaces(bool net, char **why)
+{
+    return probe(net, false, why);
+}
+
+int gk_level_probe_user_mount(char **why)
+{
+    return probe(true, true, why);
+}
+
+static int probe(bool net, bool light, char **why)
 {
     static const char *const steps[] = {"", "a new user namespace", "the user namespace's id maps",
                                         "making / a slave mount (mount propagation)",
@@ -176,7 +192,7 @@ int gk_level_probe_namespaces(bool net, char **why)
     pid_t pid = fork();
     if (pid == 0) {
         close(p[0]);
-        probe_child(net, p[1]);
+        probe_child(net, light, p[1]);
     }
     close(p[1]);
     if (pid < 0) {
@@ -536,8 +552,35 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
     return 0;
 }
 
+/* Does the policy admit programs at or below the scratch's place (the
+ * namespaces level's test for its noexec remount, launch.c)? */
+static bool scratch_exec_admitted(const gk_projection *pr, const char *at)
+{
+    if (!at)
+        return false;
+    for (size_t i = 0; i < pr->deputy.n; i++)
+        if (gk_path_within(at, pr->deputy.v[i]) || gk_path_within(pr->deputy.v[i], at))
+            return true;
+    return false;
+}
+
+/* The policy's carve-outs at or below baseline.root hold in the scratch,
+ * which the command sees at its host path at this level (no mount
+ * namespace to put it at baseline.root): each is added again there. */
+static void rebase_carves(carves *cs, const char *at, const char *dir)
+{
+    size_t n = cs->n;
+    for (size_t i = 0; i < n; i++) {
+        if (!gk_path_within(cs->v[i].path, at))
+            continue;
+        gk_autofree char *p = gk_printf("%s%s", dir, cs->v[i].path + strlen(at));
+        add_carve(cs, p, cs->v[i].subtree, cs->v[i].above);
+    }
+}
+
 /* The rules of the run: the namespaces level's, without the private
- * mounts, with the private TMPDIR, carved. */
+ * mounts, with the private TMPDIR (and the frame protocol's scratch),
+ * carved. */
 static void build_rules(ll_run *r, const grant_policy *p, const gk_launch_opts *o)
 {
     gk_launch_env le = {o->env, o->tty, NULL};
@@ -561,9 +604,21 @@ static void build_rules(ll_run *r, const grant_policy *p, const gk_launch_opts *
     if (!r->pr->exec_restricted)
         tmp |= LL_EXECUTE;
     push_rule(&base, r->tmpdir, tmp, false);
+    if (o->scratch) {
+        /* The frame protocol's scratch: a fresh host directory, readable
+         * and writable whatever the policy says; EXECUTE only where the
+         * policy admits programs at baseline.root (as its noexec remount
+         * at the namespaces level). */
+        uint32_t all = (LL_READ | LL_WRITES) & ~(LL_MAKE_CHAR | LL_MAKE_BLOCK) & r->rs.handled;
+        if (!r->pr->exec_restricted || scratch_exec_admitted(r->pr, o->scratch_at))
+            all |= LL_EXECUTE;
+        push_rule(&base, o->scratch, all, false);
+    }
 
     carves cs = {0};
     collect_carves(r->pr, &cs);
+    if (o->scratch && o->scratch_at)
+        rebase_carves(&cs, o->scratch_at, o->scratch);
     listings ls = {0};
     for (size_t i = 0; i < base.n; i++)
         explode(&base.v[i], &cs, &ls, &r->final);
@@ -810,6 +865,15 @@ static void __attribute__((noreturn)) exec_helper(ll_run *r, const gk_launch_opt
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (r->cwd && chdir(r->cwd) < 0)
         _exit(GK_RUN_FAILED);
+    if (o->redirect_stdio) {
+        int io[3];
+        for (int i = 0; i < 3; i++)
+            if ((io[i] = fcntl(o->stdio[i], F_DUPFD_CLOEXEC, 64)) < 0)
+                _exit(GK_RUN_FAILED);
+        for (int i = 0; i < 3; i++)
+            if (dup2(io[i], i) < 0)
+                _exit(GK_RUN_FAILED);
+    }
     int high[HFDS];
     for (int i = 0; i < HFDS; i++)
         if ((high[i] = fcntl(r->fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
@@ -830,6 +894,8 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
     bool started = gk_has_prefix(report, "started\n");
     const char *after = started ? report + 8 : report;
     size_t line = strcspn(after, "\n");
+    out->started = started && !gk_has_prefix(after, "setup ") && !gk_has_prefix(after, "exec ");
+    out->timed_out = timed_out;
     if (timed_out) {
         fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
     } else if (!started) {
@@ -990,6 +1056,18 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
                 if (helper > 0 && kill(o->tty ? helper : -helper, sig) < 0)
                     kill(helper, sig);
         }
+        if (!reaped && timed_out && o->term_grace_ms > 0) {
+            /* SIGTERM to the command's session first, SIGKILL after the grace */
+            if (kill(o->tty ? pid : -pid, SIGTERM) < 0)
+                kill(pid, SIGTERM);
+            struct pollfd pfd = {pidfd, POLLIN, 0};
+            if (pidfd >= 0)
+                while (poll(&pfd, 1, (int)o->term_grace_ms) < 0 && errno == EINTR)
+                    ;
+            else
+                usleep((useconds_t)o->term_grace_ms * 1000);
+            reaped = waitpid(pid, &st, WNOHANG) == pid;
+        }
         if (!reaped) {
             kill(pid, SIGKILL);
             while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
@@ -1028,7 +1106,7 @@ static void launch_landlock(const grant_policy *p, gk_projection *pr, const gk_l
         r.fds[i] = -1;
     r.status_pipe[0] = r.status_pipe[1] = -1;
     r.pr = pr;
-    r.cwd = gk_policy_context(p)->cwd;
+    r.cwd = o->cwd ? o->cwd : gk_policy_context(p)->cwd;
     const char *base = "/tmp";
     r.tmpdir = gk_printf("%s/" PRIVATE_TMP_TEMPLATE, base);
     if (!o->dry_run && !mkdtemp(r.tmpdir)) {
@@ -1115,15 +1193,17 @@ static char *bwrap_version(const char *bwrap)
 }
 
 static void derive(grant_enforcement *e, const grant_policy *p, const gk_projection *pr,
-                   grant_level level, const gk_launch_opts *o, int abi)
+                   grant_level level, const gk_level_opts *lo, int abi)
 {
-    gk_enf_host h = {abi, geteuid() == 0 || getuid() == 0, o->processes, o->cpu_seconds,
-                     o->memory_bytes, false, 0, 0};
+    const gk_launch_opts *o = &lo->launch;
+    gk_enf_host h = {abi,           geteuid() == 0 || getuid() == 0,
+                     o->processes,  o->cpu_seconds,
+                     o->memory_bytes, o->scratch_at != NULL,
+                     lo->fs_quota,  lo->fs_nodes};
     gk_enforcement_derive(p, pr, level, &h, e);
 }
 
-int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
-                 gk_buf *described, gk_level_result *out)
+int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_result *out)
 {
     memset(out, 0, sizeof(*out));
     const gk_launch_opts *lo = &o->launch;
@@ -1147,7 +1227,15 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
         reason = gk_strdup("asked for (--level landlock)");
     } else {
         gk_autofree char *why = NULL;
-        bool ns = lo->bwrap && gk_level_probe_namespaces(pr->net, &why);
+        bool ns;
+        if (!lo->bwrap)
+            ns = false;
+        else if (o->namespaces_proven)
+            ns = true;
+        else if (o->namespaces_refused_why)
+            ns = false, why = gk_strdup(o->namespaces_refused_why);
+        else
+            ns = gk_level_probe_namespaces(pr->net, &why);
         if (!lo->bwrap)
             why = gk_strdup("no bubblewrap (bwrap) on PATH");
         if (ns) {
@@ -1155,7 +1243,7 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
                                "a new user and mount namespace succeeded)");
         } else {
             level = GRANT_LEVEL_LANDLOCK;
-            derive(&out->record, p, pr, level, lo, abi);
+            derive(&out->record, p, pr, level, o, abi);
             out->have_record = true;
             if (gk_enforcement_lost(&out->record) > 0) {
                 gk_buf list = {0};
@@ -1180,7 +1268,7 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
         }
     }
     if (!out->have_record) /* derived once: auto's fallback has it already */
-        derive(&out->record, p, pr, level, lo, abi);
+        derive(&out->record, p, pr, level, o, abi);
     out->have_record = true;
     gk_enforcement_set_reason(&out->record, reason);
     if (o->bwrap_version) {
@@ -1199,26 +1287,43 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
         gk_projection_free(pr);
         return 0;
     }
+    if (level == GRANT_LEVEL_NAMESPACES && !lo->bwrap) {
+        fail(&out->run, GK_RUN_FAILED,
+             gk_strdup("confinement unavailable: no bubblewrap (bwrap) on PATH; install it, "
+                       "pass --bwrap PATH, or --level landlock; nothing ran"));
+        gk_projection_free(pr);
+        return 0;
+    }
+    out->pr = pr;
+    return 1;
+}
+
+int gk_level_launch(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
+                    gk_buf *described, gk_level_result *out)
+{
+    const gk_launch_opts *lo = &o->launch;
+    if (!out->have_record || !out->pr)
+        return -EINVAL;
     for (size_t i = 0; i < out->record.n; i++)
         if (out->record.v[i].status == GK_ENF_NOT_ENFORCED)
             gk_diag_file(notes, GK_WARNING, "grantrun", "not enforced (--allow-degraded): %s: %s",
                          out->record.v[i].rule,
                          out->record.v[i].why ? out->record.v[i].why : "");
-    if (level == GRANT_LEVEL_NAMESPACES) {
-        gk_projection_free(pr);
-        if (!lo->bwrap) {
-            fail(&out->run, GK_RUN_FAILED,
-                 gk_strdup("confinement unavailable: no bubblewrap (bwrap) on PATH; install it, "
-                           "pass --bwrap PATH, or --level landlock; nothing ran"));
-            return 0;
-        }
-        gk_launch_result_clear(&out->run);
+    gk_launch_result_clear(&out->run);
+    if (out->record.level == GRANT_LEVEL_NAMESPACES)
         return gk_launch(p, lo, notes, described, &out->run);
-    }
-    /* Landlock missing, --processes for root: refused above by the record
-     * unless --allow-degraded (the helper still refuses a ruleset it
-     * cannot create). */
-    launch_landlock(p, pr, lo, described, &out->run);
-    gk_projection_free(pr);
+    /* Landlock missing, --processes for root: refused by the record unless
+     * --allow-degraded (the helper still refuses a ruleset it cannot
+     * create). */
+    launch_landlock(p, out->pr, lo, described, &out->run);
     return 0;
+}
+
+int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
+                 gk_buf *described, gk_level_result *out)
+{
+    int rc = gk_level_choose(p, o, out);
+    if (rc <= 0)
+        return rc;
+    return gk_level_launch(p, o, notes, described, out);
 }

@@ -39,12 +39,22 @@ typedef struct gk_level_opts {
     gk_level_choice level;
     bool allow_degraded;    /* run even with rules not enforced (each is a warning) */
     bool bwrap_version;     /* ask the pinned bwrap its version for the record */
+    /* The frame protocol's scratch (launch.scratch_at set): its quotas,
+     * for the record (0: none). */
+    long fs_quota, fs_nodes;
+    /* What the caller already found out, so auto does not probe again (the
+     * frame child tries its scratch tmpfs in a user and mount namespace of
+     * its own first): proven, the mount succeeded; else refused_why, why
+     * it did not (NULL: not tried, probe). */
+    bool namespaces_proven;
+    const char *namespaces_refused_why;
 } gk_level_opts;
 
 typedef struct gk_level_result {
     gk_launch_result run;
     bool have_record;       /* a level was chosen (also when the run was refused) */
     grant_enforcement record;
+    gk_projection *pr;      /* between gk_level_choose and gk_level_launch */
 } gk_level_result;
 
 /* Choose the level, derive its record, run (or describe). Returns 0 with
@@ -53,9 +63,25 @@ GK_HIDDEN int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_
                            gk_buf *described, gk_level_result *out);
 GK_HIDDEN void gk_level_result_clear(gk_level_result *r);
 
+/* gk_level_run in two steps, for a caller that acts between them (the
+ * frame child makes its scratch tree the way the level chosen needs):
+ * gk_level_choose decides the level and derives the record; 1: go on; 0:
+ * out->run says why not (the gate, or the record refused it: status 125
+ * with the rules not enforced); -errno for a usage error. Then
+ * gk_level_launch runs at out->record.level, 0 or -errno. */
+GK_HIDDEN int gk_level_choose(const grant_policy *p, const gk_level_opts *o,
+                              gk_level_result *out);
+GK_HIDDEN int gk_level_launch(const grant_policy *p, const gk_level_opts *o, grant_diags *notes,
+                              gk_buf *described, gk_level_result *out);
+
 /* Does this host give bwrap what it needs (user, mount, pid, ipc, uts and,
  * when net, network namespaces, and a mount inside)? 1 yes; 0 no, *why
  * says what failed (caller frees). */
 GK_HIDDEN int gk_level_probe_namespaces(bool net, char **why);
+/* Only the user and mount namespace with a mount inside (no pid, ipc, uts
+ * or network namespace: the part of the probe that costs): for a caller
+ * that already mounted in a mount namespace of its own as root, which
+ * proves everything but the user namespace. */
+GK_HIDDEN int gk_level_probe_user_mount(char **why);
 
 #endif

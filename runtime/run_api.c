@@ -144,6 +144,21 @@ int grant_run_request_set_capture_base64(grant_run_request *r, bool base64)
     return 0;
 }
 
+int grant_run_request_set_level(grant_run_request *r, const char *level, bool allow_degraded)
+{
+    if (!r)
+        return -EINVAL;
+    if (!level)
+        level = "auto";
+    if (strcmp(level, "auto") != 0 && strcmp(level, "namespaces") != 0 &&
+        strcmp(level, "landlock") != 0)
+        return -EINVAL;
+    free(r->r.level);
+    r->r.level = gk_strdup(level);
+    r->r.allow_degraded = allow_degraded;
+    return 0;
+}
+
 int grant_run_request_json(const grant_run_request *r, char **out, size_t *len)
 {
     if (!r || !out)

@@ -806,6 +806,213 @@ START_TEST(a_rule_not_enforced_needs_allow_degraded)
 }
 END_TEST
 
+/* ---- the frame protocol at each level ----------------------------------- */
+
+static const char frame_policy[] =
+    "grant f {\n"
+    "    exec { allow sh cat ls rm true; }\n"
+    "    fs {\n"
+    "        read /usr /etc;\n"
+    "        deny /work/locked/secret;\n"
+    "        readonly /work/locked/ro;\n"
+    "    }\n"
+    "    net deny;\n"
+    "}\n";
+
+/* The run-result grantrun --json printed: its enforcement member as
+ * compact JSON, and the document (caller frees both). */
+static json_t *result_of(const run *r, char **enforcement)
+{
+    json_error_t je;
+    json_t *doc = json_loads(r->out, 0, &je);
+    ck_assert_msg(doc && json_is_object(doc), "not a run-result (%s): %s%s", je.text, r->out,
+                  r->err);
+    *enforcement = json_dumps(json_object_get(doc, "enforcement"), JSON_COMPACT | JSON_ENCODE_ANY);
+    return doc;
+}
+
+static const char *str_of(json_t *doc, const char *key)
+{
+    const char *s = json_string_value(json_object_get(doc, key));
+    return s ? s : "";
+}
+
+/* At the landlock level the scratch is a private host directory (0700),
+ * granted by Landlock; the policy's deny and readonly inside baseline.root
+ * hold there; the diff works; the quotas are reported as not enforced and
+ * need --allow-degraded; the directory is gone afterwards. */
+static void frame_landlock(host_kind kind, bool as_user)
+{
+    if (!landlock_level_runs())
+        return;
+    if (as_user)
+        give_project();
+    gk_autofree char *pol = policy("f.grant", frame_policy);
+    gk_autofree char *mk = gk_printf("mkdir -p %s/seed/src %s/seed/locked && cd %s/seed && "
+                                     "echo one > src/a.txt && echo old > src/old.txt && "
+                                     "echo secret > locked/secret && echo ro > locked/ro",
+                                     base, base, base);
+    ck_assert_int_eq(system(mk), 0);
+    gk_autofree char *src = gk_printf("%s/seed/src=/src", base);
+    gk_autofree char *locked = gk_printf("%s/seed/locked=/locked", base);
+    const char *script = "ls -ld . && cat src/a.txt && echo new > src/n.txt && "
+                         "echo more >> src/a.txt && rm src/old.txt && "
+                         "{ cat locked/secret 2>/dev/null || echo denied-read; } && "
+                         "{ (echo x >> locked/ro) 2>/dev/null || echo denied-write; } && pwd";
+
+    /* without --allow-degraded: refused, naming the quotas, nothing ran */
+    run r = run_on(kind, as_user, "grantrun",
+                   ARGS("-p", pol, "--isolate", "process", "--level", "landlock", "--seed", src,
+                        "--seed", locked, "--diff", "json", "--json", "--", "sh", "-c", script));
+    ck_assert_msg(r.status == 125, "status %d: %s%s", r.status, r.out, r.err);
+    gk_autofree char *enf = NULL;
+    json_t *doc = result_of(&r, &enf);
+    const char *msg = str_of(doc, "errorMessage");
+    ck_assert_str_eq(str_of(doc, "failureKind"), "host-error");
+    ck_assert_msg(strstr(msg, "  - --fs-quota 16777216 (grantrun): not-enforced") &&
+                      strstr(msg, "  - --fs-nodes 4096 (grantrun): not-enforced") &&
+                      strstr(msg, "--allow-degraded") && strstr(msg, "nothing ran"),
+                  "message: %s", msg);
+    ck_assert_str_eq(enf, "null");
+    ck_assert_str_eq(str_of(doc, "output"), "");
+    json_decref(doc);
+    run_free(&r);
+    free(enf);
+    enf = NULL;
+
+    r = run_on(kind, as_user, "grantrun",
+               ARGS("-p", pol, "--isolate", "process", "--level", "landlock", "--allow-degraded",
+                    "--seed", src, "--seed", locked, "--diff", "json", "--json", "--", "sh", "-c",
+                    script));
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    doc = result_of(&r, &enf);
+    ck_assert_str_eq(enf, "{\"level\":\"landlock\",\"unenforced\":[\"--fs-quota 16777216\","
+                          "\"--fs-nodes 4096\"]}");
+    const char *out = str_of(doc, "output");
+    ck_assert_msg(gk_has_prefix(out, "drwx------ ") &&
+                      strstr(out, "\none\ndenied-read\ndenied-write\n/tmp/grantkit-frame-"),
+                  "output: %s (stderr %s)", out, str_of(doc, "errorOutput"));
+    ck_assert_str_eq(str_of(doc, "diff"),
+                     "{\"changes\":["
+                     "{\"kind\":\"modify\",\"path\":\"/src/a.txt\",\"oldBytes\":4,\"newBytes\":9},"
+                     "{\"kind\":\"create\",\"path\":\"/src/n.txt\",\"oldBytes\":0,\"newBytes\":4},"
+                     "{\"kind\":\"delete\",\"path\":\"/src/old.txt\",\"oldBytes\":4,"
+                     "\"newBytes\":0}]}");
+    /* the scratch is removed with the run */
+    gk_autofree char *dir = gk_strdup(strstr(out, "/tmp/grantkit-frame-"));
+    dir[strcspn(dir, "\n")] = '\0';
+    ck_assert_msg(access(dir, F_OK) < 0 && errno == ENOENT, "%s is left", dir);
+    json_decref(doc);
+    run_free(&r);
+}
+
+START_TEST(frame_landlock_no_userns)
+{
+    frame_landlock(NO_USERNS, false);
+}
+END_TEST
+
+START_TEST(frame_landlock_no_mount_as_the_user)
+{
+    frame_landlock(NO_MOUNT, true);
+}
+END_TEST
+
+START_TEST(frame_landlock_no_userns_as_the_user)
+{
+    frame_landlock(NO_USERNS, true);
+}
+END_TEST
+
+/* The result's enforcement member is the one record's, for the level the
+ * run really had: auto falls to landlock where namespaces are refused
+ * when the policy loses nothing (no scratch: no quota), refuses with the
+ * list when it would (a scratch's quotas), and is namespaces here. */
+static void frame_levels(host_kind kind, bool as_user)
+{
+    if (!landlock_level_runs())
+        return;
+    gk_autofree char *minimal = gk_test_path("policies/base/minimal.grant");
+    run r = run_on(kind, as_user, "grantrun",
+                   ARGS("-p", minimal, "--isolate", "process", "--json", "--", "cat",
+                        "hello.txt"));
+    gk_autofree char *enf = NULL;
+    json_t *doc = result_of(&r, &enf);
+    ck_assert_msg(r.status == 0 && strstr(str_of(doc, "output"), "hello from the project"),
+                  "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_str_eq(enf, kind == HOST ? "{\"level\":\"namespaces\",\"unenforced\":[]}"
+                                       : "{\"level\":\"landlock\",\"unenforced\":[]}");
+    json_decref(doc);
+    run_free(&r);
+    free(enf);
+    enf = NULL;
+
+    r = run_on(kind, as_user, "grantrun",
+               ARGS("-p", minimal, "--isolate", "process", "--root", "/work", "--json", "--",
+                    "true"));
+    doc = result_of(&r, &enf);
+    if (kind == HOST) {
+        ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+        ck_assert_str_eq(enf, "{\"level\":\"namespaces\",\"unenforced\":[]}");
+    } else {
+        const char *msg = str_of(doc, "errorMessage");
+        ck_assert_msg(r.status == 125 && strcmp(str_of(doc, "failureKind"), "host-error") == 0,
+                      "status %d: %s%s", r.status, r.out, r.err);
+        ck_assert_msg(strstr(msg, "the namespaces level cannot run") &&
+                          strstr(msg, "  - --fs-quota 16777216 (grantrun): not-enforced") &&
+                          strstr(msg, "pass --level landlock"),
+                      "message: %s", msg);
+        ck_assert_str_eq(enf, "null");
+    }
+    json_decref(doc);
+    run_free(&r);
+    free(enf);
+    enf = NULL;
+
+    /* asked for: the level asked, and what it did not enforce */
+    r = run_on(kind, as_user, "grantrun",
+               ARGS("-p", minimal, "--isolate", "process", "--level", "landlock",
+                    "--allow-degraded", "--root", "/work", "--fs-quota", "1048576", "--json",
+                    "--", "true"));
+    doc = result_of(&r, &enf);
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_str_eq(enf, "{\"level\":\"landlock\",\"unenforced\":[\"--fs-quota 1048576\","
+                          "\"--fs-nodes 4096\"]}");
+    json_decref(doc);
+    run_free(&r);
+    free(enf);
+    enf = NULL;
+    if (kind != HOST) {
+        r = run_on(kind, as_user, "grantrun",
+                   ARGS("-p", minimal, "--isolate", "process", "--level", "namespaces", "--json",
+                        "--", "true"));
+        doc = result_of(&r, &enf);
+        ck_assert_msg(r.status == 125 && strcmp(str_of(doc, "failureKind"), "host-error") == 0,
+                      "status %d: %s%s", r.status, r.out, r.err);
+        ck_assert_str_eq(enf, "null");
+        json_decref(doc);
+        run_free(&r);
+    }
+}
+
+START_TEST(frame_levels_host)
+{
+    frame_levels(HOST, false);
+}
+END_TEST
+
+START_TEST(frame_levels_no_userns)
+{
+    frame_levels(NO_USERNS, false);
+}
+END_TEST
+
+START_TEST(frame_levels_no_mount_as_the_user)
+{
+    frame_levels(NO_MOUNT, true);
+}
+END_TEST
+
 /* ---- one record: --report and grantc audit --level ---------------------- */
 
 START_TEST(report_and_audit_agree_on_every_bundled_policy)
@@ -927,6 +1134,9 @@ static Suite *suite(void)
     tcase_add_test(tc, the_run_ends_whole);
     tcase_add_test(tc, report_and_audit_agree_on_every_bundled_policy);
     tcase_add_test(tc, golden_records);
+    tcase_add_test(tc, frame_landlock_no_userns);
+    tcase_add_test(tc, frame_levels_host);
+    tcase_add_test(tc, frame_levels_no_userns);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
     tcase_set_timeout(user, 120);
@@ -937,6 +1147,9 @@ static Suite *suite(void)
     tcase_add_test(user, auto_no_userns_as_the_user);
     tcase_add_test(user, auto_no_mount_as_the_user);
     tcase_add_test(user, the_run_ends_whole_as_the_user);
+    tcase_add_test(user, frame_landlock_no_userns_as_the_user);
+    tcase_add_test(user, frame_landlock_no_mount_as_the_user);
+    tcase_add_test(user, frame_levels_no_mount_as_the_user);
     suite_add_tcase(s, user);
     return s;
 }

@@ -13,6 +13,8 @@
 #include "runtime/scratch_int.h"
 #include "testutil.h"
 
+#include <nettle/base64.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -240,6 +242,10 @@ START_TEST(base64_round_trip_and_strictness)
         {"a=Vs", 1},       /* padding inside */
         {"aGV-", 3},       /* URL alphabet */
         {"aGVsbG8=\n", 7}, /* line break */
+        {"aGVs#G8=", 4},   /* outside the alphabet in the padded group */
+        {"aG=sbG8=", 2},   /* padding inside, before the last group */
+        {"====", 0},       /* padding only */
+        {"aGVsbG8A=", 9},  /* not a multiple of 4: bad at its end */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         unsigned char *out = (unsigned char *)"x";
@@ -249,6 +255,49 @@ START_TEST(base64_round_trip_and_strictness)
         ck_assert_ptr_null(out);
         ck_assert_msg(at == bad[i].bad, "%s: bad at %zu, want %zu", bad[i].s, at, bad[i].bad);
     }
+    /* the same text as nettle's coder writes, at every length and
+     * alignment of the fast paths */
+    for (size_t n = 0; n < 200; n++) {
+        unsigned char in[200];
+        for (size_t i = 0; i < n; i++)
+            in[i] = (unsigned char)(i * 151 + n * 7 + 3);
+        char ref[BASE64_ENCODE_RAW_LENGTH(200) + 1];
+        base64_encode_raw((char *)ref, n, in);
+        gk_buf e = {0};
+        gk_base64_encode(&e, in, n);
+        ck_assert_uint_eq(e.len, BASE64_ENCODE_RAW_LENGTH(n));
+        ck_assert_msg(n == 0 || memcmp(e.data, ref, e.len) == 0, "length %zu", n);
+        gk_buf_free(&e);
+    }
+    /* a long text, every byte value, decoded a group at a time: one bad
+     * character anywhere is found, and named at its offset */
+    unsigned char raw[3000];
+    for (size_t i = 0; i < sizeof(raw); i++)
+        raw[i] = (unsigned char)(i * 7 + i / 256);
+    b = (gk_buf){0};
+    gk_base64_encode(&b, raw, sizeof(raw));
+    ck_assert_uint_eq(b.len, 4000);
+    static const char spelled[] = "AAcOFRwjKjE4P0ZNVFtiaXB3foWMk5qhqK+2vcTL0tng5+71/AMKERgf";
+    ck_assert_int_eq(strncmp(b.data, spelled, strlen(spelled)), 0);
+    unsigned char *back = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(gk_base64_decode(b.data, b.len, &back, &len, NULL), 0);
+    ck_assert_uint_eq(len, sizeof(raw));
+    ck_assert_int_eq(memcmp(back, raw, len), 0);
+    free(back);
+    static const char intruders[] = {' ', '\n', '=', '-', '_', '\0', (char)0x80, '.'};
+    for (size_t k = 0; k < sizeof(intruders); k++) {
+        size_t where = 1001 + k * 413;
+        char saved = b.data[where];
+        b.data[where] = intruders[k];
+        size_t at = 0;
+        unsigned char *out = NULL;
+        ck_assert_int_eq(gk_base64_decode(b.data, b.len, &out, NULL, &at), -EINVAL);
+        ck_assert_ptr_null(out);
+        ck_assert_uint_eq(at, where);
+        b.data[where] = saved;
+    }
+    gk_buf_free(&b);
 }
 END_TEST
 

@@ -572,6 +572,11 @@ GRANT_API int grant_run_request_add_seed(grant_run_request *r, const char *host_
 GRANT_API int grant_run_request_set_diff(grant_run_request *r, bool include, bool unified,
                                          bool metadata);
 GRANT_API int grant_run_request_set_capture_base64(grant_run_request *r, bool base64);
+/* run.level ("auto", "namespaces" or "landlock"; NULL: auto) and
+ * run.allowDegraded (grantrun(1), --level and --allow-degraded). -EINVAL
+ * for another level. */
+GRANT_API int grant_run_request_set_level(grant_run_request *r, const char *level,
+                                          bool allow_degraded);
 /* The request's payload JSON (what goes in the frame). Caller frees. */
 GRANT_API int grant_run_request_json(const grant_run_request *r, char **out, size_t *len);
 /* A payload read back, strictly (unknown fields and other versions are
