@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const docs[] = {"man/grantc.1", "man/grantrun.1", "man/grant.5",
+static const char *const docs[] = {"man/grantc.1", "man/grantrun.1", "man/grant.5", "man/grant-frame.7",
                                    "README.md", "policies/README.md"};
 #define NDOCS (sizeof docs / sizeof docs[0])
 
