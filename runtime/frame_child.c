@@ -27,9 +27,11 @@
  * which the record says, so such a run needs allowDegraded.
  */
 #include "runtime/frame_child.h"
-#include "runtime/launch.h"
-#include "runtime/level.h"
+
 #include "common/json.h"
+#include "runtime/launch.h"
+#include "runtime/proxy.h"
+#include "runtime/level.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -538,6 +540,16 @@ static void run_command(child *c, const char **envp)
             c->res.level = gk_strdup(grant_level_name(c->chosen.record.level));
             gk_strvec_free(&c->res.unenforced);
             gk_enforcement_unenforced_rules(&c->chosen.record, &c->res.unenforced);
+        }
+        if (lr.net) {
+            /* network.md §2: the proxy's decisions (at most 1,000, then
+             * counted), null when the policy has no destination lists */
+            gk_buf nb = {0};
+            gk_json_out nj;
+            gk_json_init(&nj, &nb, false);
+            gk_net_log_json(lr.net, &nj);
+            free(c->res.network);
+            c->res.network = gk_buf_steal(&nb, NULL);
         }
     }
     gk_launch_result_clear(&lr);

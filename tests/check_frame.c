@@ -688,6 +688,44 @@ static void user_owns_base(bool as_user)
     }
 }
 
+/* A policy with destination lists: the run-result's network member holds
+ * the proxy's decisions (network.md §2), allowed and refused, each with
+ * its rule; curl on the proxy variables the envelope sets. */
+START_TEST(network_member_holds_the_decisions)
+{
+    if (access("/usr/bin/curl", X_OK) != 0) {
+        printf("SKIP network_member_holds_the_decisions: no /usr/bin/curl\n");
+        return;
+    }
+    gk_autofree char *netpol = gk_printf("%s/net.grant", base);
+    gk_test_write(netpol,
+                  "grant n {\n    fs { read /usr /etc; write cwd:; }\n"
+                  "    net { allow 127.0.0.1:1; }\n}\n",
+                  0644);
+    char *saved = policy;
+    policy = netpol;
+    const char *args[] = {"--json", NULL};
+    run r = isolated(false, args,
+                     "curl -s -m 20 -o /dev/null http://127.0.0.1:1/; "
+                     "curl -s -m 20 -o /dev/null http://denied.invalid/; echo done");
+    policy = saved;
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_str_eq(jstr(&r, "output"), "done\n");
+    json_t *net = json_object_get(r.result, "network");
+    ck_assert_msg(json_is_object(net), "network is not an object");
+    json_t *conns = json_object_get(net, "connections");
+    ck_assert_msg(json_is_array(conns) && json_array_size(conns) == 2, "connections: %zu",
+                  json_array_size(conns));
+    json_t *a = json_array_get(conns, 0), *d = json_array_get(conns, 1);
+    ck_assert_str_eq(json_string_value(json_object_get(a, "host")), "127.0.0.1");
+    ck_assert_str_eq(json_string_value(json_object_get(a, "verdict")), "allowed");
+    ck_assert_str_eq(json_string_value(json_object_get(d, "host")), "denied.invalid");
+    ck_assert_str_eq(json_string_value(json_object_get(d, "verdict")), "refused");
+    ck_assert_int_eq(json_integer_value(json_object_get(net, "omitted")), 0);
+    run_free(&r);
+}
+END_TEST
+
 static void command_sees_fds_and_stdin(bool as_user)
 {
     user_owns_base(as_user);
@@ -1203,6 +1241,7 @@ int main(void)
     tcase_add_test(real, diff_metadata_names_the_mode);
     tcase_add_test(real, frame_mode_host_errors);
     tcase_add_test(real, frame_mode_runs);
+    tcase_add_test(real, network_member_holds_the_decisions);
     suite_add_tcase(s, real);
     return gk_test_main(s);
 }
