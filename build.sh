@@ -37,6 +37,11 @@ packages=(build-essential autoconf automake libtool pkg-config flex bison
     bubblewrap valgrind groff-base)
 # groff-base: the suite renders the man pages (groff -ww -mandoc, no warning).
 [ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
+# What the suite runs besides grantkit (a minimal Debian has none of it):
+# git (docs, audit and escape tests), python3 (the frame host), curl and
+# iproute2 (the proxy's servers in a private network namespace), passwd
+# (useradd: the unprivileged test user), patch (diffs applied), procps.
+[ "$mode" = check ] && packages+=(git python3 curl iproute2 passwd patch procps ca-certificates)
 
 missing=()
 for p in "${packages[@]}"; do
