@@ -149,5 +149,12 @@ GK_HIDDEN int gk_read_file(const char *path, char **out, size_t *len);
 GK_HIDDEN const char *gk_read_strerror(int rc);
 /* Write atomically; grant_write_file_atomic (grant.h) is this, exported. */
 GK_HIDDEN int gk_write_file_atomic(const char *path, const char *data, size_t len);
+/* A close-on-exec memfd named name holding data, at offset 0; with seal,
+ * its size and contents sealed (what the kernel reads is what was
+ * written). fd or -errno. */
+GK_HIDDEN int gk_memfd_with(const char *name, const void *data, size_t len, bool seal);
+/* Remove path and everything below it, never following a symlink nor
+ * crossing into another mount; best effort (a run's private directory). */
+GK_HIDDEN void gk_remove_tree(const char *path);
 
 #endif

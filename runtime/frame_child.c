@@ -590,18 +590,6 @@ static void make_diff(child *c)
     gk_snapshot_free(&after);
 }
 
-/* The landlock level's scratch is a host directory: removed whole. */
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    if (type == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
 int gk_frame_child_main(const char *bwrap, const char *helper, const char *scratch_dir)
 {
     child_bwrap = bwrap;
@@ -652,7 +640,7 @@ int gk_frame_child_main(const char *bwrap, const char *helper, const char *scrat
             umount2(c.dir, MNT_DETACH);
             rmdir(c.dir);
         } else {
-            nftw(c.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+            gk_remove_tree(c.dir); /* the landlock level's: a host directory */
         }
     }
     gk_level_result_clear(&c.chosen);

@@ -197,30 +197,6 @@ static void options_for_caller(const gk_strvec *in, gk_strvec *out)
     }
 }
 
-static int memfd_with(const char *name, const char *data, size_t len)
-{
-    int fd = memfd_create(name, MFD_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    for (size_t off = 0; off < len;) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int err = w < 0 ? -errno : -EIO;
-            close(fd);
-            return err;
-        }
-        off += (size_t)w;
-    }
-    if (lseek(fd, 0, SEEK_SET) < 0) {
-        int err = -errno;
-        close(fd);
-        return err;
-    }
-    return fd;
-}
-
 static char *drain(int fd)
 {
     gk_buf b = {0};
@@ -306,17 +282,23 @@ static void report_exec_errno(int err)
     }
 }
 
+void gk_launch_take_stdio(const gk_launch_opts *o)
+{
+    if (!o->redirect_stdio)
+        return;
+    /* Lifted out of 0-2 first: a given descriptor may itself be 0-2. */
+    int io[3];
+    for (int i = 0; i < 3; i++)
+        if ((io[i] = fcntl(o->stdio[i], F_DUPFD_CLOEXEC, 64)) < 0)
+            _exit(GK_RUN_FAILED);
+    for (int i = 0; i < 3; i++)
+        if (dup2(io[i], i) < 0)
+            _exit(GK_RUN_FAILED);
+}
+
 static void exec_bwrap(int bwrap_fd, const int fds[NFDS], char **tail, const gk_launch_opts *o)
 {
-    if (o->redirect_stdio) {
-        int io[3];
-        for (int i = 0; i < 3; i++)
-            if ((io[i] = fcntl(o->stdio[i], F_DUPFD_CLOEXEC, 64)) < 0)
-                _exit(GK_RUN_FAILED);
-        for (int i = 0; i < 3; i++)
-            if (dup2(io[i], i) < 0)
-                _exit(GK_RUN_FAILED);
-    }
+    gk_launch_take_stdio(o);
     int high[NFDS], pinned = fcntl(bwrap_fd, F_DUPFD_CLOEXEC, 64);
     for (int i = 0; i < NFDS; i++) {
         high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64);
@@ -858,7 +840,7 @@ static bool bwrap_descriptors(envelope *e, gk_launch_result *out)
     gk_buf packed = {0};
     for (size_t i = 0; i < options.n; i++)
         gk_buf_add(&packed, options.v[i], strlen(options.v[i]) + 1);
-    e->fds[FD_ARGS - FD_ARGS] = memfd_with("grantkit-bwrap-args", packed.data, packed.len);
+    e->fds[FD_ARGS - FD_ARGS] = gk_memfd_with("grantkit-bwrap-args", packed.data, packed.len, false);
     gk_buf_free(&packed);
     gk_strvec_free(&options);
     /* An allowlist's envelope has its own network namespace: sockets
@@ -873,7 +855,7 @@ static bool bwrap_descriptors(envelope *e, gk_launch_result *out)
 static bool helper_descriptors(envelope *e, gk_launch_result *out)
 {
     e->fds[FD_LANDLOCK - FD_ARGS] =
-        memfd_with("grantkit-landlock", e->ruleset.data, e->ruleset.len);
+        gk_memfd_with("grantkit-landlock", e->ruleset.data, e->ruleset.len, false);
     e->fds[FD_MOUNT_FILTER - FD_ARGS] = gk_seccomp_mount_fd();
     if (prepare_failed(out, e->fds[FD_LANDLOCK - FD_ARGS]) ||
         prepare_failed(out, e->fds[FD_MOUNT_FILTER - FD_ARGS]))

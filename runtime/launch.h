@@ -80,6 +80,10 @@ typedef struct gk_launch_result {
 GK_HIDDEN int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
                         gk_buf *described, gk_launch_result *out);
 GK_HIDDEN void gk_launch_result_clear(gk_launch_result *r);
+/* In a launched child before its exec: with o->redirect_stdio, fds 0-2
+ * become o->stdio (shared by both levels' launchers); _exit(125) when
+ * that fails. */
+GK_HIDDEN void gk_launch_take_stdio(const gk_launch_opts *o);
 
 /* The gate's decision on o's command, before anything starts: 1 when it is
  * admitted, 0 when out says why not (126 refused, 127 admitted but

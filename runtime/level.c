@@ -451,28 +451,6 @@ typedef struct ll_run {
     int status_pipe[2];
 } ll_run;
 
-static int memfd_text(const char *data, size_t len)
-{
-    int fd = memfd_create("grantkit-landlock", MFD_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    for (size_t off = 0; off < len;) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            close(fd);
-            return -EIO;
-        }
-        off += (size_t)w;
-    }
-    if (lseek(fd, 0, SEEK_SET) < 0) {
-        close(fd);
-        return -errno;
-    }
-    return fd;
-}
-
 /* What Landlock (ABI <= 7) has no right for, refused by a third filter:
  * socket(AF_UNIX) (connect(2) to a socket file is out of its reach;
  * socketpair stays); every change of mode, owner or extended attribute
@@ -539,17 +517,6 @@ static int ll_filter_fd(void)
         return rc;
     }
     return fd;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    if (type == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
 }
 
 /* Does the policy admit programs at or below the scratch's place (the
@@ -659,7 +626,7 @@ static void ll_free(ll_run *r)
     gk_landlock_free(&r->rs);
     gk_bwrap_plan_free(&r->plan);
     if (r->tmpdir && strstr(r->tmpdir, "XXXXXX") == NULL)
-        nftw(r->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        gk_remove_tree(r->tmpdir);
     free(r->tmpdir);
     gk_strvec_free(&r->env);
 }
@@ -865,15 +832,7 @@ static void __attribute__((noreturn)) exec_helper(ll_run *r, const gk_launch_opt
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (r->cwd && chdir(r->cwd) < 0)
         _exit(GK_RUN_FAILED);
-    if (o->redirect_stdio) {
-        int io[3];
-        for (int i = 0; i < 3; i++)
-            if ((io[i] = fcntl(o->stdio[i], F_DUPFD_CLOEXEC, 64)) < 0)
-                _exit(GK_RUN_FAILED);
-        for (int i = 0; i < 3; i++)
-            if (dup2(io[i], i) < 0)
-                _exit(GK_RUN_FAILED);
-    }
+    gk_launch_take_stdio(o);
     int high[HFDS];
     for (int i = 0; i < HFDS; i++)
         if ((high[i] = fcntl(r->fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
@@ -957,7 +916,7 @@ static void __attribute__((noreturn)) keeper(ll_run *r, const gk_launch_opts *o,
         if (pfd[0].revents) { /* grantrun is gone: so is the run, and its TMPDIR */
             kill(pid, SIGKILL);
             sweep(o->tty ? 0 : pid);
-            nftw(r->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+            gk_remove_tree(r->tmpdir);
             _exit(128 + SIGKILL);
         }
     }
@@ -1143,7 +1102,8 @@ static void launch_landlock(const grant_policy *p, gk_projection *pr, const gk_l
         ll_free(&r);
         return;
     }
-    if (prepare(&r, out, HFD_LANDLOCK - HFD_LANDLOCK, memfd_text(r.text.data, r.text.len)) &&
+    if (prepare(&r, out, HFD_LANDLOCK - HFD_LANDLOCK,
+                gk_memfd_with("grantkit-landlock", r.text.data, r.text.len, false)) &&
         prepare(&r, out, HFD_SECCOMP - HFD_LANDLOCK,
                 gk_seccomp_main_fd(pr->net, pr->exec_restricted)) &&
         prepare(&r, out, HFD_MOUNT - HFD_LANDLOCK, gk_seccomp_mount_fd()) &&

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "runtime/seccomp.h"
+#include "common/util.h"
 #include "runtime/seccomp_filters.h"
 
 #include <errno.h>
@@ -16,28 +17,7 @@
 
 static int filter_fd(const unsigned char *prog, size_t len)
 {
-    int fd = memfd_create("grantkit-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0)
-        return -errno;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, prog + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int err = w < 0 ? -errno : -EIO;
-            close(fd);
-            return err;
-        }
-        off += (size_t)w;
-    }
-    if (lseek(fd, 0, SEEK_SET) < 0 ||
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
-        int err = -errno;
-        close(fd);
-        return err;
-    }
-    return fd;
+    return gk_memfd_with("grantkit-seccomp", prog, len, true);
 }
 
 int gk_seccomp_main_fd(bool net, bool exec_restricted)
