@@ -46,7 +46,6 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -456,15 +455,14 @@ static void classify(child *c, const gk_launch_result *lr, const struct rusage *
         return;
     }
     bool full = false;
-    struct statfs fs;
-    if (c->dirfd >= 0 && gk_scratch_full(c->dirfd, &full, NULL) == 0 && full &&
-        fstatfs(c->dirfd, &fs) == 0) {
+    const char *what = NULL;
+    if (c->dirfd >= 0 && gk_scratch_full(c->dirfd, &full, &what, NULL) == 0 && full) {
         r->failure = GK_FAIL_RESOURCE;
         free(r->error_message);
         r->error_message =
             gk_printf("the scratch tree is full: %s exhausted (fsQuotaBytes %lld, fsNodeLimit "
                       "%lld)",
-                      fs.f_ffree == 0 ? "inodes" : "blocks", c->req.fs_quota, c->req.fs_nodes);
+                      what, c->req.fs_quota, c->req.fs_nodes);
     }
 }
 

@@ -386,12 +386,16 @@ int gk_scratch_materialise(int dirfd, const gk_scratch_list *l, char **err)
 
 /* ---- the tmpfs */
 
-int gk_scratch_full(int dirfd, bool *full, char **err)
+int gk_scratch_full(int dirfd, bool *full, const char **what, char **err)
 {
     struct statfs sf;
     if (fstatfs(dirfd, &sf) < 0)
         return gk_scratch_fail(err, -errno, "statfs of the scratch: %s", strerror(errno));
     /* A tmpfs without nr_inodes reports f_files 0: no inode limit. */
-    *full = (sf.f_blocks > 0 && sf.f_bfree == 0) || (sf.f_files > 0 && sf.f_ffree == 0);
+    bool inodes = sf.f_files > 0 && sf.f_ffree == 0;
+    bool blocks = sf.f_blocks > 0 && sf.f_bfree == 0;
+    *full = inodes || blocks;
+    if (what)
+        *what = inodes ? "inodes" : blocks ? "blocks" : NULL;
     return 0;
 }

@@ -225,8 +225,10 @@ GK_HIDDEN uint64_t gk_diff_text(gk_buf *b, const char *a_name, const char *a, si
 /* ---- the tmpfs */
 
 /* *full: the filesystem of dirfd has no free blocks or no free inodes
- * (statfs), what proves fsQuotaBytes/fsNodeLimit was hit (§4). */
-GK_HIDDEN int gk_scratch_full(int dirfd, bool *full, char **err);
+ * (statfs), what proves fsQuotaBytes/fsNodeLimit was hit (§4); *what
+ * (when not NULL): "inodes" or "blocks", the one exhausted (inodes when
+ * both), or NULL when not full. */
+GK_HIDDEN int gk_scratch_full(int dirfd, bool *full, const char **what, char **err);
 
 /* ---- seeds (grantrun --seed HOSTPATH[=DEST], cli.md) */
 

@@ -1332,7 +1332,8 @@ static int tmpfs_child(const char *dir, uid_t uid, gid_t gid, int out)
             FAIL("baseline: %s", err);
         gk_scratch_list_free(&l);
         bool full = true;
-        if (gk_scratch_full(fd, &full, &err) < 0 || full)
+        const char *what = "?";
+        if (gk_scratch_full(fd, &full, &what, &err) < 0 || full || what)
             FAIL("round %d: full before the fill (%s)", round, err ? err : "");
         int rc = 0;
         if (round == 0) {
@@ -1361,8 +1362,10 @@ static int tmpfs_child(const char *dir, uid_t uid, gid_t gid, int out)
             if (i != 16 - 3)
                 FAIL("filling inodes: %d files fit, want 13 (root, /src, /src/a use 3)", i);
         }
-        if (gk_scratch_full(fd, &full, &err) < 0 || !full)
+        if (gk_scratch_full(fd, &full, &what, &err) < 0 || !full)
             FAIL("round %d: not full after the fill (%s)", round, err ? err : "");
+        if (strcmp(what, round == 0 ? "blocks" : "inodes") != 0)
+            FAIL("round %d: %s exhausted, want %s", round, what, round == 0 ? "blocks" : "inodes");
         /* A baseline the tmpfs cannot hold fails with ENOSPC, naming it. */
         if (round == 1) {
             int sub = openat(fd, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
