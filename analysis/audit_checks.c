@@ -318,24 +318,11 @@ static const char *layer_name(const gk_layer *f)
     return f->name ? f->name : "(anonymous)";
 }
 
-static char *subs_text(const gk_strvec *subs)
-{
-    gk_buf b = {0};
-    for (size_t i = 0; i < subs->n; i++) {
-        if (i)
-            gk_buf_putc(&b, ' ');
-        gk_buf_puts(&b, subs->v[i]);
-    }
-    if (!b.data)
-        gk_buf_puts(&b, "");
-    return gk_buf_steal(&b, NULL);
-}
-
 static char *admit_text(const gk_admit *a)
 {
     if (a->all)
         return gk_printf("allow %s", a->key);
-    gk_autofree char *l = subs_text(&a->subs);
+    gk_autofree char *l = gk_strvec_join(&a->subs, " ");
     return gk_printf("allow %s [%s]", a->key, l);
 }
 
@@ -798,8 +785,8 @@ static void check_subcommand_intersection(audit *A, const gk_layer *f, const gk_
                 gk_strvec_push(&dead, a->subs.v[k]);
         if (dead.n) {
             gk_autofree char *rule = admit_text(a);
-            gk_autofree char *dl = subs_text(&dead);
-            gk_autofree char *bl = subs_text(&b->subs);
+            gk_autofree char *dl = gk_strvec_join(&dead, " ");
+            gk_autofree char *bl = gk_strvec_join(&b->subs, " ");
             if (dead.n == a->subs.n)
                 mark_dead(A, a), add(A, GK_R_SHADOWED, a->origin, a->key,
                     "%s admits nothing: grant '%s' (%s) allows %s only with [%s], and the "
@@ -1341,11 +1328,11 @@ static void check_shell_capable_entry(audit *A, const gk_admit *a)
     gk_buf_printf(&b, "the subcommand list of %s does not contain %s: %s", rule, base,
                   sc->why);
     if (hits.n) {
-        gk_autofree char *h = subs_text(&hits);
+        gk_autofree char *h = gk_strvec_join(&hits, " ");
         gk_buf_printf(&b, "; the list admits [%s]", h);
     }
     if (options.n) {
-        gk_autofree char *o = subs_text(&options);
+        gk_autofree char *o = gk_strvec_join(&options, " ");
         gk_buf_printf(&b, "; the list admits option%s [%s] as argv[1], which can carry %s",
                       options.n > 1 ? "s" : "", o,
                       strcmp(base, "git") == 0 ? "-c config that runs commands"

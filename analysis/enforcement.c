@@ -200,16 +200,6 @@ static void fs_rows(ctx *c)
     }
 }
 
-static bool veto_dir(const grant_policy *p, const char *v)
-{
-    for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_layer *f = p->stack.v[i];
-        if (f->has_exec && gk_entries_has(&f->exec.veto_dirs, v))
-            return true;
-    }
-    return false;
-}
-
 static void exec_rows(ctx *c, const grant_policy *p)
 {
     const gk_projection *pr = c->pr;
@@ -262,7 +252,7 @@ static void exec_rows(ctx *c, const grant_policy *p)
             why = gk_strdup("EXECUTE and READ_FILE are withheld from it (neither run, nor "
                             "loaded, nor copied) and go to each existing entry around it");
             st = ll_only(c, st, &why);
-        } else if (veto_dir(p, v) && !pr->exec_restricted) {
+        } else if (gk_stack_names_exec_dir(&p->stack, v, true) && !pr->exec_restricted) {
             /* With an allow-list the projection scans every admitted dir
              * whole and masks each program below a vetoed one; without one
              * only PATH and the bin/sbin/libexec layout are scanned. */

@@ -111,8 +111,11 @@ static gk_sb_filter *path_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind
     return f;
 }
 
-/* (literal "a" "b" ...) and the like: any of its operands. */
-static val path_filter(ctx *c, const sx *x, const gk_sbr_form *form)
+typedef gk_sb_filter *filter_of_operand(ctx *c, const sx *x, const sx *ax, gk_sb_fkind k,
+                                        const char *name);
+
+/* (literal "a" "b" ...) and the like: any of its operands, each made by one. */
+static val any_operand(ctx *c, const sx *x, const gk_sbr_form *form, filter_of_operand *one_of)
 {
     gk_sb_fkind k = (gk_sb_fkind)form->arg;
     const char *name = form->name;
@@ -121,13 +124,18 @@ static val path_filter(ctx *c, const sx *x, const gk_sbr_form *form)
     gk_sb_filter *any = x->n > 2 ? new_filter(c, GK_SBF_ANY, gk_sbr_loc(c, x)) : NULL;
     gk_sb_filter *one = NULL;
     for (size_t i = 1; i < x->n; i++) {
-        one = path_filter1(c, x, x->v[i], k, name);
+        one = one_of(c, x, x->v[i], k, name);
         if (!one)
             return gk_sbr_none();
         if (any)
             add_kid(c, any, one);
     }
     return filter_val(any ? any : one);
+}
+
+static val path_filter(ctx *c, const sx *x, const gk_sbr_form *form)
+{
+    return any_operand(c, x, form, path_filter1);
 }
 
 /* A regex filter from a #"..." literal or a string value. */
@@ -210,20 +218,7 @@ static gk_sb_filter *name_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind
 
 static val name_filter(ctx *c, const sx *x, const gk_sbr_form *form)
 {
-    gk_sb_fkind k = (gk_sb_fkind)form->arg;
-    const char *name = form->name;
-    if (!gk_sbr_argc_is(c, x, 1, SIZE_MAX, name))
-        return gk_sbr_none();
-    gk_sb_filter *any = x->n > 2 ? new_filter(c, GK_SBF_ANY, gk_sbr_loc(c, x)) : NULL;
-    gk_sb_filter *one = NULL;
-    for (size_t i = 1; i < x->n; i++) {
-        one = name_filter1(c, x, x->v[i], k, name);
-        if (!one)
-            return gk_sbr_none();
-        if (any)
-            add_kid(c, any, one);
-    }
-    return filter_val(any ? any : one);
+    return any_operand(c, x, form, name_filter1);
 }
 
 static val vnode_filter(ctx *c, const sx *x, const gk_sbr_form *form)

@@ -710,18 +710,6 @@ static void finish_masks(builder *b)
     gk_pathmap_clear(&dirs);
 }
 
-/* Veto dirs as the policy wrote them: the projection's veto list mixes
- * files and dirs, and offline nothing tells them apart. */
-static bool veto_dir(const grant_policy *p, const char *v)
-{
-    for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_layer *f = p->stack.v[i];
-        if (f->has_exec && gk_entries_has(&f->exec.veto_dirs, v))
-            return true;
-    }
-    return false;
-}
-
 /* Every proper ancestor of e inside writable region w, w included. */
 static void pin_into(gk_strvec *out, const char *e, const char *w)
 {
@@ -890,7 +878,7 @@ static void plan_masks(builder *b, const gk_strvec *absent_ro)
         mask_entry(b, absent_ro->v[i], E_READONLY);
     for (size_t i = 0; i < pr->exec_veto.n; i++) {
         const char *v = pr->exec_veto.v[i];
-        if (veto_dir(b->policy, v)) {
+        if (gk_stack_names_exec_dir(&b->policy->stack, v, true)) {
             gk_diag_file(b->notes, GK_NOTE, NOTE_FILE,
                          "exec veto of directory %s: not expressible with bwrap (Landlock and "
                          "noexec mounts in grantrun carry it)",

@@ -188,26 +188,6 @@ static int host_abi(grant_diags *notes)
     return GK_LANDLOCK_DEFAULT_ABI;
 }
 
-static bool admitted_dir(const grant_policy *p, const char *a)
-{
-    for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_layer *f = p->stack.v[i];
-        if (f->has_exec && gk_entries_has(&f->exec.dirs, a))
-            return true;
-    }
-    return false;
-}
-
-static bool veto_dir(const grant_policy *p, const char *v)
-{
-    for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_layer *f = p->stack.v[i];
-        if (f->has_exec && gk_entries_has(&f->exec.veto_dirs, v))
-            return true;
-    }
-    return false;
-}
-
 /* p as the sandbox resolves bwrap's --symlink mounts (/lib64/x is
  * /usr/lib64/x under merged /usr). Caller frees. */
 static char *through_links(const gk_bwrap_plan *plan, const char *p)
@@ -329,7 +309,7 @@ static void exec_rules(ruleset *rs, const gk_emit_input *in, const gk_bwrap_plan
             continue;
         bool file;
         if (offline) {
-            file = !admitted_dir(in->policy, a);
+            file = !gk_stack_names_exec_dir(&in->policy->stack, a, false);
         } else {
             struct stat st;
             if (stat(a, &st) < 0)
@@ -374,7 +354,7 @@ static void nesting_notes(const ruleset *rs, const gk_emit_input *in, grant_diag
         const rule *r = covering(rs, v, LL_EXECUTE);
         if (!r)
             continue;
-        if (veto_dir(in->policy, v))
+        if (gk_stack_names_exec_dir(&in->policy->stack, v, true))
             gk_diag_file(notes, GK_WARNING, NOTE_FILE,
                          "exec veto of directory %s inside executable %s: neither Landlock nor "
                          "bwrap can express it; only the gate (the command grantrun starts) "

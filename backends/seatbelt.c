@@ -670,17 +670,6 @@ static void regions(sb *s)
     }
 }
 
-static bool any_layer_has(const grant_policy *p, const char *key, bool dirs_only_veto)
-{
-    for (size_t i = 0; i < p->stack.n; i++) {
-        const gk_layer *f = p->stack.v[i];
-        if (f->has_exec &&
-            gk_entries_has(dirs_only_veto ? &f->exec.veto_dirs : &f->exec.dirs, key))
-            return true;
-    }
-    return false;
-}
-
 static void exec_rules(sb *s)
 {
     const gk_projection *pr = s->pr;
@@ -696,7 +685,7 @@ static void exec_rules(sb *s)
         gk_strvec lits = {0}, res = {0};
         for (size_t i = 0; i < pr->exec_admit.n; i++) {
             const char *a = pr->exec_admit.v[i];
-            bool dir = any_layer_has(p, a, false);
+            bool dir = gk_stack_names_exec_dir(&p->stack, a, false);
             if (!twin_listed(s, &pr->exec_admit, i))
                 rule1(s, "allow", "process-exec", dir ? "subpath" : "literal", a, NULL);
             if (s->mac && !dir)
@@ -725,7 +714,7 @@ static void exec_rules(sb *s)
     gk_strvec vlits = {0}, vres = {0};
     for (size_t i = 0; i < pr->exec_veto.n; i++) {
         const char *v = pr->exec_veto.v[i];
-        bool dir = any_layer_has(p, v, true);
+        bool dir = gk_stack_names_exec_dir(&p->stack, v, true);
         if (!twin_listed(s, &pr->exec_veto, i))
             rule1(s, "deny", "process-exec", dir ? "subpath" : "literal", v, NULL);
         /* A vetoed shim or link is vetoed where it resolves to as well. */

@@ -298,6 +298,19 @@ void gk_strvec_free(gk_strvec *sv)
     sv->n = sv->cap = 0;
 }
 
+char *gk_strvec_join(const gk_strvec *sv, const char *sep)
+{
+    gk_buf b = {0};
+    for (size_t i = 0; i < sv->n; i++) {
+        if (i)
+            gk_buf_puts(&b, sep);
+        gk_buf_puts(&b, sv->v[i]);
+    }
+    if (!b.data)
+        gk_buf_puts(&b, "");
+    return gk_buf_steal(&b, NULL);
+}
+
 long gk_strvec_index(const gk_strvec *sv, const char *s)
 {
     size_t lo = 0, hi = sv->n;

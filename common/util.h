@@ -97,6 +97,8 @@ GK_HIDDEN bool gk_strvec_contains(const gk_strvec *sv, const char *s);
 GK_HIDDEN void gk_strvec_sort_unique(gk_strvec *sv);              /* bytewise */
 GK_HIDDEN void gk_strvec_copy(gk_strvec *dst, const gk_strvec *src);
 GK_HIDDEN void gk_strvec_free(gk_strvec *sv);
+/* The strings joined by sep; "" for none. Caller frees. */
+GK_HIDDEN char *gk_strvec_join(const gk_strvec *sv, const char *sep);
 /* Sorted-vector helpers (after gk_strvec_sort_unique). */
 GK_HIDDEN bool gk_strvec_bsearch(const gk_strvec *sv, const char *s);
 /* Index of s in the sorted sv, or -1. */

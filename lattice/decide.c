@@ -230,19 +230,6 @@ static bool vetoed(const gk_exec_dim *x, const char *const ids[3], gk_why *why)
     return false;
 }
 
-static char *subs_text(const gk_strvec *subs)
-{
-    gk_buf b = {0};
-    for (size_t i = 0; i < subs->n; i++) {
-        if (i)
-            gk_buf_putc(&b, ' ');
-        gk_buf_puts(&b, subs->v[i]);
-    }
-    if (!b.data)
-        gk_buf_puts(&b, "");
-    return gk_buf_steal(&b, NULL);
-}
-
 /* The admission entries naming id: by name, by basename, by file. */
 static void admits_naming(const gk_exec_dim *x, const char *id, const gk_admit *hits[3])
 {
@@ -283,7 +270,7 @@ static bool restriction_refuses(const gk_exec_dim *x, const char *const ids[3], 
                 continue;
             if (!argv1 || !gk_strvec_bsearch(&a->subs, argv1)) {
                 if (why) {
-                    gk_autofree char *list = subs_text(&a->subs);
+                    gk_autofree char *list = gk_strvec_join(&a->subs, " ");
                     why_set(why, a->origin, gk_printf("allow %s [%s]", a->key, list),
                             identity_text(k, id, h == 1 && gk_basename(id) != id));
                     why->hint = argv1 ? gk_printf("allowed subcommands: %s", list)
@@ -300,7 +287,7 @@ static char *admit_rule(const gk_admit *a)
 {
     if (a->all)
         return gk_printf("allow %s", a->key);
-    gk_autofree char *list = subs_text(&a->subs);
+    gk_autofree char *list = gk_strvec_join(&a->subs, " ");
     return gk_printf("allow %s [%s]", a->key, list);
 }
 

@@ -146,6 +146,7 @@ GK_HIDDEN void gk_entries_add(gk_entries *e, const char *key, const char *origin
 GK_HIDDEN void gk_regions_add(gk_regions *r, const gk_fpath *p, const char *origin); /* copies */
 GK_HIDDEN gk_admit *gk_admits_find(const gk_admits *a, const char *key);
 GK_HIDDEN bool gk_entries_has(const gk_entries *e, const char *key);
+GK_HIDDEN bool gk_entries_keys_equal(const gk_entries *a, const gk_entries *b); /* origins aside */
 GK_HIDDEN const gk_entry *gk_entries_find(const gk_entries *e, const char *key); /* sorted e */
 /* Sort by (real, path) and drop duplicates: the canonical order. */
 GK_HIDDEN void gk_regions_sort_unique(gk_regions *r);
@@ -186,6 +187,10 @@ GK_HIDDEN gk_layer *gk_layer_from_ast(const grant_context *ctx, gk_resolve_cache
 GK_HIDDEN void gk_stack_push(gk_stack *s, gk_layer *f);      /* takes f */
 GK_HIDDEN void gk_stack_push_unique(gk_stack *s, gk_layer *f); /* drops equal duplicates */
 GK_HIDDEN void gk_stack_free(gk_stack *s);
+/* Does some layer of s name dir, as the policy wrote it, among its exec
+ * allow dirs (veto false) or its exec deny dirs (veto true)? The
+ * projection's lists mix files and dirs; offline nothing tells them apart. */
+GK_HIDDEN bool gk_stack_names_exec_dir(const gk_stack *s, const char *dir, bool veto);
 GK_HIDDEN void gk_stack_copy(gk_stack *dst, const gk_stack *src);
 /* meet: a's layers then b's, duplicates removed (exact conjunction). */
 GK_HIDDEN void gk_stack_meet(gk_stack *dst, const gk_stack *a, const gk_stack *b);

@@ -425,7 +425,7 @@ gk_layer *gk_layer_copy(const gk_layer *f)
     return c;
 }
 
-static bool entries_eq(const gk_entries *a, const gk_entries *b)
+bool gk_entries_keys_equal(const gk_entries *a, const gk_entries *b)
 {
     if (a->n != b->n)
         return false;
@@ -480,11 +480,11 @@ bool gk_layer_equal(const gk_layer *a, const gk_layer *b)
     if (a->has_exec) {
         const gk_exec_dim *x = &a->exec, *y = &b->exec;
         if (x->has_allow != y->has_allow || !admits_eq(&x->names, &y->names) ||
-            !admits_eq(&x->files, &y->files) || !entries_eq(&x->dirs, &y->dirs) ||
-            !entries_eq(&x->veto_names, &y->veto_names) ||
-            !entries_eq(&x->veto_files, &y->veto_files) ||
-            !entries_eq(&x->veto_dirs, &y->veto_dirs) ||
-            !entries_eq(&x->veto_match, &y->veto_match))
+            !admits_eq(&x->files, &y->files) || !gk_entries_keys_equal(&x->dirs, &y->dirs) ||
+            !gk_entries_keys_equal(&x->veto_names, &y->veto_names) ||
+            !gk_entries_keys_equal(&x->veto_files, &y->veto_files) ||
+            !gk_entries_keys_equal(&x->veto_dirs, &y->veto_dirs) ||
+            !gk_entries_keys_equal(&x->veto_match, &y->veto_match))
             return false;
     }
     if (a->has_fs) {
@@ -701,4 +701,14 @@ gk_layer *gk_layer_from_ast(const grant_context *ctx, gk_resolve_cache *cache,
     }
     gk_layer_canonicalize(f);
     return f;
+}
+
+bool gk_stack_names_exec_dir(const gk_stack *s, const char *dir, bool veto)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_layer *f = s->v[i];
+        if (f->has_exec && gk_entries_has(veto ? &f->exec.veto_dirs : &f->exec.dirs, dir))
+            return true;
+    }
+    return false;
 }

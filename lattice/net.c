@@ -84,19 +84,9 @@ void gk_net_dim_copy(gk_net_dim *dst, const gk_net_dim *src)
         gk_net_dim_canonicalize(dst);
 }
 
-static bool keys_eq(const gk_entries *a, const gk_entries *b)
-{
-    if (a->n != b->n)
-        return false;
-    for (size_t i = 0; i < a->n; i++)
-        if (strcmp(a->v[i].key, b->v[i].key) != 0)
-            return false;
-    return true;
-}
-
 bool gk_net_dim_equal(const gk_net_dim *a, const gk_net_dim *b)
 {
-    return keys_eq(&a->allow, &b->allow) && keys_eq(&a->deny, &b->deny);
+    return gk_entries_keys_equal(&a->allow, &b->allow) && gk_entries_keys_equal(&a->deny, &b->deny);
 }
 
 /* ---- decisions ----------------------------------------------------------- */
@@ -115,18 +105,8 @@ static void why_set(gk_why *why, const char *origin, char *rule)
 /* The position of key in e (sorted bytewise), or -1. */
 static long find_key(const gk_entries *e, const char *key)
 {
-    size_t lo = 0, hi = e->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = gk_strcmp_bytes(e->v[mid].key, key);
-        if (c == 0)
-            return (long)mid;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
+    const gk_entry *x = gk_entries_find(e, key);
+    return x ? x - e->v : -1;
 }
 
 /* key = pre + host + post, then with ":PORT" (port: its digits). Returns

@@ -654,6 +654,28 @@ static void load_exec_match(yl_ctx *c, const yl_node *sk, const yl_node *v)
     }
 }
 
+/* The scalars of list val (the value of SECTION.KEY) as words; an item that
+ * is no scalar is reported as not being one of WHAT. */
+static void take_words(yl_ctx *c, const yl_node *val, const char *section, const char *key,
+                       const char *what, gk_word **words, size_t *n)
+{
+    size_t cap = 0;
+    for (size_t j = 0; j < val->n; j++) {
+        const yl_node *it = val->kids[j];
+        if (it->bad)
+            continue;
+        if (!is_scalar(it)) {
+            if (!report_colon_mapping(c, it, what))
+                gk_diag_add(c->diags, GK_ERROR, node_loc(c, it), NULL,
+                            "'%s.%s' must be a list of %s", section, key, what);
+            continue;
+        }
+        gk_word w = {0};
+        if (take_string(c, it, &w))
+            GK_VEC_PUSH(*words, *n, cap, w);
+    }
+}
+
 static void load_fs(yl_ctx *c, const yl_node *sk, const yl_node *v)
 {
     if (!want_map(c, sk, v, "read, write, readonly and deny lists"))
@@ -685,21 +707,7 @@ static void load_fs(yl_ctx *c, const yl_node *sk, const yl_node *v)
         gk_fs_rule r = {0};
         r.kind = (gk_fs_kind)kind;
         r.loc = pair_loc(c, k, val);
-        size_t cap = 0;
-        for (size_t j = 0; j < val->n; j++) {
-            const yl_node *it = val->kids[j];
-            if (it->bad)
-                continue;
-            if (!is_scalar(it)) {
-                if (!report_colon_mapping(c, it, "paths"))
-                    gk_diag_add(c->diags, GK_ERROR, node_loc(c, it), NULL,
-                                "'fs.%s' must be a list of paths", k->value);
-                continue;
-            }
-            gk_word w = {0};
-            if (take_string(c, it, &w))
-                GK_VEC_PUSH(r.paths, r.npaths, cap, w);
-        }
+        take_words(c, val, "fs", k->value, "paths", &r.paths, &r.npaths);
         /* The grant language cannot write an empty fs rule; an empty list is
          * the same as leaving the key out. */
         if (r.npaths == 0) {
@@ -759,21 +767,7 @@ static void load_net(yl_ctx *c, const yl_node *sk, const yl_node *v)
         gk_net_rule r = {0};
         r.verdict = kind == 0 ? GK_ALLOW : GK_DENY;
         r.loc = pair_loc(c, k, val);
-        size_t cap = 0;
-        for (size_t j = 0; j < val->n; j++) {
-            const yl_node *it = val->kids[j];
-            if (it->bad)
-                continue;
-            if (!is_scalar(it)) {
-                if (!report_colon_mapping(c, it, "destinations"))
-                    gk_diag_add(c->diags, GK_ERROR, node_loc(c, it), NULL,
-                                "'net.%s' must be a list of destinations", k->value);
-                continue;
-            }
-            gk_word w = {0};
-            if (take_string(c, it, &w))
-                GK_VEC_PUSH(r.dests, r.ndests, cap, w);
-        }
+        take_words(c, val, "net", k->value, "destinations", &r.dests, &r.ndests);
         if (r.ndests == 0) {
             free(r.dests);
             continue;
