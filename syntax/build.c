@@ -618,42 +618,32 @@ static void block_stmt(gk_pstate *ps, const sview *s, ctx_kind kind)
     if (s->nitems)
         err_span(ps, sv_after_head(s), NULL, "expected '{' after '%s'", k);
     gk_file_ast *ast = ps->ast;
-    gk_loc head = s->head->w.loc;
-    piece_fn fn = NULL;
-    const char *const *kw = NULL;
-    size_t nkw = 0;
-    switch (kind) {
-    case CTX_EXEC:
-        if (!ast->has_exec)
-            ast->exec_loc = head;
-        ast->has_exec = true;
-        fn = exec_rule, kw = exec_keywords, nkw = NKW(exec_keywords);
-        break;
-    case CTX_FS:
-        if (!ast->has_fs)
-            ast->fs_loc = head;
-        ast->has_fs = true;
-        fn = fs_rule, kw = fs_keywords, nkw = NKW(fs_keywords);
-        break;
-    case CTX_NET:
-        if (!ast->has_net_list)
-            ast->net_list_loc = head;
-        ast->has_net_list = true;
-        fn = net_rule, kw = exec_keywords, nkw = NKW(exec_keywords);
-        break;
-    case CTX_SHELL:
-        if (!ast->has_shell)
-            ast->shell_loc = head;
-        ast->has_shell = true;
-        fn = shell_rule, kw = shell_keywords, nkw = NKW(shell_keywords);
-        break;
-    default:
-        if (!ast->has_editor)
-            ast->editor_loc = head;
-        ast->has_editor = true;
-        fn = editor_rule, kw = editor_keywords, nkw = NKW(editor_keywords);
-        break;
-    }
+    /* Each block kind: where its AST records it, its rule, its keywords. */
+    struct {
+        bool *seen;
+        gk_loc *loc;
+        piece_fn fn;
+        const char *const *kw;
+        size_t nkw;
+    } const blocks[] = {
+        [CTX_EXEC] = {&ast->has_exec, &ast->exec_loc, exec_rule, exec_keywords, NKW(exec_keywords)},
+        [CTX_FS] = {&ast->has_fs, &ast->fs_loc, fs_rule, fs_keywords, NKW(fs_keywords)},
+        [CTX_NET] = {&ast->has_net_list, &ast->net_list_loc, net_rule, exec_keywords,
+                     NKW(exec_keywords)},
+        [CTX_SHELL] = {&ast->has_shell, &ast->shell_loc, shell_rule, shell_keywords,
+                       NKW(shell_keywords)},
+        [CTX_EDITOR] = {&ast->has_editor, &ast->editor_loc, editor_rule, editor_keywords,
+                        NKW(editor_keywords)},
+    };
+    size_t at = (size_t)kind < sizeof(blocks) / sizeof(*blocks) && blocks[kind].fn
+                    ? (size_t)kind
+                    : (size_t)CTX_EDITOR;
+    if (!*blocks[at].seen)
+        *blocks[at].loc = s->head->w.loc;
+    *blocks[at].seen = true;
+    piece_fn fn = blocks[at].fn;
+    const char *const *kw = blocks[at].kw;
+    size_t nkw = blocks[at].nkw;
     block_ctx b = {.kind = kind, .head = s->head};
     for (size_t i = 0; i < s->node->kids.n; i++)
         for_each_piece(ps, s->node->kids.v[i], kw, nkw, fn, &b);
