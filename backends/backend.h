@@ -21,6 +21,9 @@ typedef struct gk_launch_env {
     const char *scratch_at; /* a launcher's own writable mount at this sandbox path (the
                              * frame protocol's scratch), or NULL: masks below it are
                              * kept although no bind of the policy shows the name */
+    const char *scratch;    /* the host directory bound at scratch_at, or NULL: what the
+                             * policy names below scratch_at is looked up there, not at
+                             * the host path (which the run never sees) */
 } gk_launch_env;
 
 typedef struct gk_emit_input {

@@ -141,6 +141,9 @@ typedef struct builder {
     grant_diags *notes;
     bool offline;
     const char *scratch_at; /* gk_launch_env.scratch_at */
+    const char *scratch;    /* gk_launch_env.scratch */
+    gk_strvec scratch_ro;   /* --ro-bind SRC DEST of readonly entries in the scratch: late
+                             * options, since the launcher binds the scratch after the plan */
     gk_mount *m;
     size_t n, cap;
     size_t nbase;          /* mounts [0, nbase) are the base binds; the rest readonly */
@@ -214,6 +217,24 @@ static bool is_dir_on_host(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Where a name below the frame protocol's scratch really is: in the
+ * scratch tree (materialised from the request's baseline), not at the
+ * host path; NULL for any other name. */
+static char *in_scratch(const builder *b, const char *t)
+{
+    if (!b->scratch || !strictly_within(t, b->scratch_at))
+        return NULL;
+    size_t n = strlen(b->scratch_at);
+    return gk_printf("%s%s", b->scratch, t + (n == 1 ? 0 : n));
+}
+
+/* The kind of what a policy entry names, where the run will see it. */
+static kind entry_kind(const builder *b, const char *t)
+{
+    gk_autofree char *s = in_scratch(b, t);
+    return host_kind(s ? s : t);
 }
 
 /* Follow --symlink mounts: the name a path has once bwrap's links are
@@ -541,6 +562,12 @@ static void order_mounts(builder *b, size_t from)
     free(drop);
 }
 
+static void push2(gk_strvec *v, const char *a, const char *b)
+{
+    gk_strvec_push(v, a);
+    gk_strvec_push(v, b);
+}
+
 /* Readonly entries (and the policy's sources) that some writable mount
  * shows are re-bound read-only there; so is every writable mount inside
  * one. Absent ones are masked later. */
@@ -548,9 +575,16 @@ static void readonly_mounts(builder *b, const gk_strvec *ro, gk_strvec *absent)
 {
     for (size_t i = 0; i < ro->n; i++) {
         const char *t = ro->v[i];
-        bool exists = b->offline || host_kind(t) != K_ABSENT;
+        gk_autofree char *s = in_scratch(b, t);
+        bool exists = b->offline || host_kind(s ? s : t) != K_ABSENT;
         if (!exists) {
             gk_strvec_push(absent, t);
+            continue;
+        }
+        if (s) {
+            /* In the run's scratch: the scratch's own entry, read-only. */
+            push2(&b->scratch_ro, "--ro-bind", s);
+            gk_strvec_push(&b->scratch_ro, t);
             continue;
         }
         gk_strvec names = {0};
@@ -610,7 +644,7 @@ static void mask_entry(builder *b, const char *t, entry_role role)
             gk_diag_file(b->notes, GK_NOTE, NOTE_FILE, "%s", msg);
         }
     } else {
-        k = role == E_READONLY ? K_ABSENT : host_kind(t);
+        k = role == E_READONLY ? K_ABSENT : entry_kind(b, t);
     }
     if (k == K_LINK) {
         /* A vetoed link: its target is on the list too. A link left in a
@@ -764,11 +798,6 @@ static void pinned_mounts(builder *b)
 
 /* ---- the plan ---------------------------------------------------------- */
 
-static void push2(gk_strvec *v, const char *a, const char *b)
-{
-    gk_strvec_push(v, a);
-    gk_strvec_push(v, b);
-}
 
 static void emit_mount(gk_strvec *argv, const gk_mount *m)
 {
@@ -941,6 +970,7 @@ static void plan_mounts(builder *b, bool with_masks)
 static void plan_late_options(builder *b, gk_bwrap_plan *out)
 {
     gk_strvec *late = &out->late_options;
+    gk_strvec_copy(late, &b->scratch_ro);
     bool file_masks = false;
     for (size_t i = 0; i < b->nmasks; i++) {
         const char *n = b->masks[i].name;
@@ -1010,6 +1040,7 @@ static void plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_pla
     b.notes = notes;
     b.offline = gk_target_is_offline(b.ctx);
     b.scratch_at = in->launch ? in->launch->scratch_at : NULL;
+    b.scratch = in->launch && b.scratch_at ? in->launch->scratch : NULL;
 
     plan_namespaces(b.pr, in->launch, &out->options);
     plan_environment(b.ctx, in->launch, &out->options);
@@ -1022,6 +1053,7 @@ static void plan_build(const gk_emit_input *in, grant_diags *notes, gk_bwrap_pla
     for (size_t i = 0; i < b.n; i++)
         emit_mount(&out->options, &b.m[i]);
     plan_late_options(&b, out);
+    gk_strvec_free(&b.scratch_ro);
     plan_left_over(in, notes);
 
     if (b.placeholders.n > 1)

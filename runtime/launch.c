@@ -694,7 +694,7 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
                           grant_diags *notes, gk_launch_result *out)
 {
     e->pr = gk_projection_build(p);
-    gk_launch_env le = {o->env, o->tty, o->scratch ? o->scratch_at : NULL};
+    gk_launch_env le = {o->env, o->tty, o->scratch ? o->scratch_at : NULL, o->scratch};
     if (o->net_decide) {
         e->net_allowlist = true;
         net_environment(o->env, &e->net_env);
@@ -750,8 +750,9 @@ static void fill_invocation(envelope *e, const gk_launch_opts *o)
     }
     c->helper = e->pr->fs_restricted ? HELPER_IN_ENVELOPE : o->helper;
     if (o->scratch && o->scratch_at) {
-        /* After the plan's regions, before its denies and readonly
-         * re-binds (late options): those still hold inside the scratch. */
+        /* After the plan's regions and readonly re-binds, before its late
+         * options (masks, and readonly entries inside the scratch, which
+         * bwrap_plan looks up in o->scratch): those hold inside it. */
         gk_strvec_push(&c->slot, "--bind");
         gk_strvec_push(&c->slot, o->scratch);
         gk_strvec_push(&c->slot, o->scratch_at);

@@ -550,7 +550,7 @@ static void rebase_carves(carves *cs, const char *at, const char *dir)
  * carved. */
 static void build_rules(ll_run *r, const grant_policy *p, const gk_launch_opts *o)
 {
-    gk_launch_env le = {o->env, o->tty, NULL};
+    gk_launch_env le = {o->env, o->tty, NULL, NULL};
     gk_emit_input in = {p, r->pr, "shell", &le};
     grant_diags *scratch = grant_diags_new(); /* the namespaces level's notes */
     gk_bwrap_plan_build_mounts(&in, scratch, &r->plan);

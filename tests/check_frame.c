@@ -39,8 +39,8 @@ static const char policy_text[] =
     "    fs {\n"
     "        read /usr /etc;\n"
     "        write cwd:;\n"
-    "        deny /work/secret;\n"
-    "        readonly /work/ro;\n"
+    "        deny /work/secret /work/secret.txt;\n"
+    "        readonly /work/ro /work/ro.txt;\n"
     "    }\n"
     "    net deny;\n"
     "}\n";
@@ -983,15 +983,26 @@ static void denies_hold(bool as_user)
     ck_assert_int_eq(mkdir(ro, 0755), 0);
     gk_autofree char *rof = gk_printf("%s/ro/f", seeds);
     gk_test_write(rof, "keep\n", 0644);
+    /* File entries: the plan looks them up in the scratch, not on the host
+     * (where they are absent), so they are a file mask and a read-only
+     * file, not directory mountpoints bwrap cannot make over a file. */
+    gk_autofree char *sf = gk_printf("%s/secret.txt", seeds);
+    gk_test_write(sf, "top secret\n", 0644);
+    gk_autofree char *rf = gk_printf("%s/ro.txt", seeds);
+    gk_test_write(rf, "kept\n", 0644);
     gk_autofree char *seed = gk_printf("--seed=%s=/", seeds);
     const char *args[] = {"--json", seed, "--diff", "json", NULL};
     user_owns_base(as_user);
     run r = isolated(as_user, args,
                      "cat /work/secret/key; echo cat=$?; echo changed > /work/ro/f; echo w=$?; "
-                     "echo fine > /work/ok.txt");
+                     "cat /work/secret.txt; echo catf=$?; echo changed >> /work/ro.txt; "
+                     "echo wf=$?; cat /work/ro.txt /work/ro/f; echo fine > /work/ok.txt");
     const char *out = jstr(&r, "output");
+    ck_assert_msg(out, "no output: %s", jstr(&r, "errorMessage"));
     ck_assert_msg(!strstr(out, "top secret"), "%s", out);
     ck_assert_msg(strstr(out, "cat=1") && strstr(out, "w=2"), "%s", out);
+    ck_assert_msg(strstr(out, "catf=") && strstr(out, "wf=2") && strstr(out, "kept\nkeep\n"),
+                  "%s", out);
     ck_assert_str_eq(jstr(&r, "diff"), "{\"changes\":[{\"kind\":\"create\",\"path\":\"/ok.txt\","
                                        "\"oldBytes\":0,\"newBytes\":5}]}");
     run_free(&r);
