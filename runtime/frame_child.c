@@ -217,6 +217,14 @@ static bool load_policy(child *c)
         if (!grant_diags_count(d))
             gk_buf_puts(&b, strerror(-rc));
         fail(c, GK_FAIL_HOST, gk_buf_steal(&b, NULL));
+    } else if (gk_target_is_offline(gk_policy_context(c->policy))) {
+        /* --target linux freezes paths without looking at any host
+         * (no symlink resolved, nothing stat'ed): runnable only here. */
+        fail(c, GK_FAIL_HOST,
+             gk_strdup("the request's policy was compiled for another machine (grantc compile "
+                       "--target): its paths are not frozen against this host; compile it here "
+                       "without --target"));
+        rc = -EINVAL;
     }
     grant_diags_free(d);
     return rc == 0;

@@ -1201,6 +1201,37 @@ START_TEST(frame_mode_runs)
 }
 END_TEST
 
+/* A policy frozen for another machine (--target linux: no path looked up
+ * here) is refused by name, before anything runs, not as a bare EINVAL. */
+START_TEST(frame_mode_refuses_an_offline_policy)
+{
+    grant_context *ctx = NULL;
+    grant_policy *p = NULL;
+    grant_diags *d = grant_diags_new();
+    ck_assert_int_eq(grant_context_new(&ctx), 0);
+    ck_assert_int_eq(grant_context_set_target(ctx, GRANT_TARGET_LINUX), 0);
+    ck_assert_int_eq(grant_compile(ctx, (const char *const[]){policy}, 1, NULL, 0, d, &p), 0);
+    grant_run_request *req = grant_run_request_new();
+    const char *argv[] = {"true"};
+    grant_run_request_set_argv(req, argv, 1);
+    const char *env[] = {NULL};
+    grant_run_request_set_env(req, env);
+    grant_run_request_set_policy(req, p);
+    char *json;
+    size_t len;
+    ck_assert_int_eq(grant_run_request_json(req, &json, &len), 0);
+    int st;
+    gk_autofree char *res = grantrun_frame(json, len, &st);
+    ck_assert_msg(strstr(res, "\"exitCode\":null,\"failureKind\":\"host-error\""), "%s", res);
+    ck_assert_msg(strstr(res, "compiled for another machine (grantc compile --target)"), "%s", res);
+    free(json);
+    grant_run_request_free(req);
+    grant_policy_free(p);
+    grant_context_free(ctx);
+    grant_diags_free(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("frame");
@@ -1245,6 +1276,7 @@ int main(void)
     tcase_add_test(real, fork_bomb_without_a_cgroup_is_no_resource_limit);
     tcase_add_test(real, denies_inside_the_scratch_hold);
     tcase_add_test(real, denies_inside_the_scratch_hold_as_user);
+    tcase_add_test(real, frame_mode_refuses_an_offline_policy);
     tcase_add_test(real, host_symlink_seed_is_refused);
     tcase_add_test(real, diff_json_golden);
     tcase_add_test(real, diff_json_golden_as_user);
