@@ -813,6 +813,28 @@ START_TEST(help_and_version)
 }
 END_TEST
 
+/* grantrun --help names every option cli.md gives grantrun (it lacked the
+ * process-isolation ones, which worked). */
+START_TEST(grantrun_help_names_every_option)
+{
+    static const char *const opts[] = {
+        "--policy FILE", "--extend FILE", "--isolate none|process", "--tty", "--timeout DURATION",
+        "--grace-ms N", "--memory BYTES", "--processes N", "--cpu SECONDS",
+        "--seed HOSTPATH[=DEST]", "--root DIR", "--fs-quota BYTES", "--fs-nodes N",
+        "--diff json|unified", "--diff-metadata", "--json", "--env NAME[=VALUE]", "--keep-env",
+        "--level auto|namespaces|landlock", "--report FILE", "--dry-run", "--bwrap PATH",
+        "--allow-degraded", "--target host|linux|macos|windows", "--no-implicit"};
+    gk_autofree char *grantrun = gk_printf("%s/grantrun", gk_test_builddir());
+    char *argv[] = {grantrun, "--help", NULL};
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(gk_test_run(argv, NULL, &out, &err), 0);
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        ck_assert_msg(strstr(out, opts[i]), "grantrun --help lacks %s", opts[i]);
+    free(out);
+    free(err);
+}
+END_TEST
+
 /* --version says what this build has (grantc) and what this build and host
  * have for the envelope (grantrun), each line checked against the host. */
 START_TEST(version_features)
@@ -1084,6 +1106,7 @@ static Suite *cli_suite(void)
     t = tcase_create("usage");
     tcase_add_test(t, usage_errors);
     tcase_add_test(t, help_and_version);
+    tcase_add_test(t, grantrun_help_names_every_option);
     tcase_add_test(t, version_features);
     suite_add_tcase(s, t);
 
