@@ -530,9 +530,16 @@ int gk_launch_gate(const grant_policy *p, const gk_launch_opts *o, gk_launch_res
              gk_printf("%s: the policy admits it, but no such program exists", o->argv[0]));
     } else if (answer != GRANT_ALLOWED) {
         const char *rule = grant_verdict_rule(v), *origin = grant_verdict_origin(v);
+        /* 126 whether or not it exists (cli.md); a name found nowhere on
+         * PATH is most likely a typo, so say that too. */
+        gk_autofree char *found = strchr(o->argv[0], '/')
+                                      ? NULL
+                                      : gk_launch_find_program(p, o->argv[0],
+                                                               env_get(o->env, "PATH"));
+        bool nowhere = !strchr(o->argv[0], '/') && !found;
         fail(out, GK_RUN_REFUSED,
-             gk_printf("%s: refused by the policy: %s (%s)", o->argv[0], rule ? rule : "",
-                       origin ? origin : ""));
+             gk_printf("%s: refused by the policy: %s (%s)%s", o->argv[0], rule ? rule : "",
+                       origin ? origin : "", nowhere ? "; nor is it on PATH" : ""));
     }
     grant_verdict_free(v);
     return answer == GRANT_ALLOWED;
