@@ -429,8 +429,11 @@ static int launch_and_report(const grant_policy *policy, const gk_level_opts *lo
         status = result.run.status;
         /* Why a download failed, where a person looks: the end of stderr. */
         grantrun_net_print_refusals(result.run.net);
-        if (o->report) {
-            char *doc = result.have_record ? grant_enforcement_json(&result.record) : NULL;
+        /* No record when the gate refused before a level was chosen: a
+         * report of nothing ({"network":null}) is not written (cli.md:
+         * no output file unless the run got that far). */
+        if (o->report && result.have_record) {
+            char *doc = grant_enforcement_json(&result.record);
             int wrc = grantrun_net_write_report(o->report, doc, result.run.net);
             free(doc);
             if (wrc < 0) {
