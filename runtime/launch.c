@@ -908,12 +908,17 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
         fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
     } else if (gk_has_prefix(report, "bwrap-exec ")) {
         int err = atoi(report + 11);
+        /* ENOENT for a file that is there: it runs from its pinned
+         * descriptor, which a #! interpreter cannot reopen. */
+        bool there = err == ENOENT && access(o->bwrap, F_OK) == 0;
         fail(out, GK_RUN_FAILED,
              gk_printf("confinement unavailable: cannot execute bubblewrap %s: %s%s; nothing ran",
                        o->bwrap, strerror(err),
                        err == EACCES    ? " (not an executable file)"
                        : err == ENOEXEC ? " (not a program this system can run)"
-                                        : ""));
+                       : there ? " (it exists: a #! script cannot run from the pinned descriptor, "
+                                 "or its ELF interpreter is missing; give the bwrap binary itself)"
+                               : ""));
     } else if (!started) {
         fail(out, GK_RUN_FAILED,
              gk_printf("confinement unavailable: bubblewrap could not set up the envelope "

@@ -7,6 +7,7 @@
  *   file NAME            the lines up to "end" become NAME in the case's
  *   ...                  directory (a fresh one per case)
  *   end
+ *   script NAME          the same, executable (0755)
  *   dir NAME             a directory
  *   link NAME TARGET     a symbolic link ({dir} allowed in TARGET)
  *   fifo NAME            a FIFO nobody writes to or reads from
@@ -105,11 +106,12 @@ static void load_case(const char *file, const char *dir, bad_case *c)
             continue;
         char name[256], target[512];
         unsigned long long size;
-        if (strncmp(line, "file ", 5) == 0) {
+        if (strncmp(line, "file ", 5) == 0 || strncmp(line, "script ", 7) == 0) {
+            bool script = line[0] == 's';
             gk_autofree char *raw = block(&at, file);
             gk_autofree char *body = subst_dir(raw, dir);
-            gk_autofree char *path = gk_printf("%s/%s", dir, line + 5);
-            gk_test_write(path, body, 0644);
+            gk_autofree char *path = gk_printf("%s/%s", dir, line + (script ? 7 : 5));
+            gk_test_write(path, body, script ? 0755 : 0644);
         } else if (sscanf(line, "dir %255s", name) == 1) {
             gk_autofree char *path = gk_printf("%s/%s", dir, name);
             ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
