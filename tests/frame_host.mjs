@@ -92,8 +92,11 @@ function runFrame(opts) {
         for (const d of descendants(c.pid)) {
           const argv = cmdline(d);
           if (argv.includes('--frame-child')) {
+            const info = inspect(d, argv);
+            // a process caught mid-transition (or gone) answers nothing: look again
+            if (info.fds === null || info.environ === null) break;
             seenChild = true;
-            childInfo = inspect(d, argv);
+            childInfo = info;
             if (opts.onChild) opts.onChild(d, c.pid);
             break;
           }
