@@ -1,0 +1,41 @@
+#!/bin/sh
+# identity.sh - record what grantc and grantrun make of every policy, so a
+# change meant only to be faster (issue 13) can show it changed nothing:
+#   bench/identity.sh OUT     (from the build directory; OUT a new directory)
+# run once before and once after the change, then `diff -r BEFORE AFTER`.
+# For every .grant and .yaml under policies/ and tests/data/: grantc
+# compile, grantc emit for each backend (host target, and seatbelt for
+# --target macos), grantrun --dry-run -- true; stdout, stderr and exit
+# status of each, one file per command. GRANTC and GRANTRUN override the
+# binaries (a copy of an older build).
+set -u
+out=${1:?usage: identity.sh OUTDIR}
+src=${GK_SRCDIR:-.}
+grantc=${GRANTC:-./grantc}
+grantrun=${GRANTRUN:-./grantrun}
+export GRANTKIT_HELPER="${GRANTKIT_HELPER:-$PWD/runtime/grantkit-helper}"
+export GRANTKIT_POLICY_PATH="${GRANTKIT_POLICY_PATH:-$src/policies}"
+mkdir -p "$out" || exit 2
+rec() { # NAME CMD...: stdout, stderr and status in OUT/NAME
+    name=$1
+    shift
+    "$@" >"$out/$name.out" 2>"$out/$name.err" </dev/null
+    echo $? >"$out/$name.rc"
+}
+n=0
+for f in $(cd "$src" && find policies tests/data \( -name '*.grant' -o -name '*.yaml' \) | LC_ALL=C sort); do
+    key=$(printf '%s' "$f" | tr '/' '_')
+    rec "$key.compile" "$grantc" compile "$src/$f"
+    # A file that does not compile says so once; its emits say the same.
+    if [ "$(cat "$out/$key.compile.rc")" != 0 ]; then
+        n=$((n + 1))
+        continue
+    fi
+    for b in bwrap seatbelt appcontainer landlock; do
+        rec "$key.emit-$b" "$grantc" emit -b "$b" "$src/$f"
+    done
+    rec "$key.emit-macos-seatbelt" "$grantc" emit --target macos -b seatbelt "$src/$f"
+    rec "$key.dryrun" "$grantrun" --dry-run -p "$src/$f" -- true
+    n=$((n + 1))
+done
+echo "identity: $n policies recorded in $out"
