@@ -91,6 +91,8 @@ void gk_level_result_clear(gk_level_result *r)
         gk_enforcement_clear(&r->record);
     if (r->pr)
         gk_projection_free(r->pr);
+    if (r->held)
+        gk_placeholders_release(&r->ph);
     memset(r, 0, sizeof(*r));
 }
 
@@ -1175,6 +1177,14 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
     if (rc <= 0)
         return rc;
 
+    /* One projection for the choice and the plan, so it is built under
+     * the lock the plan needs (placeholders.h) unless landlock is asked
+     * for; a landlock level chosen below lets the lock go. */
+    if (o->level != GK_LEVEL_LANDLOCK) {
+        if (!gk_launch_lock(lo, &out->ph, &out->lock_rc, &out->run))
+            return 0;
+        out->held = true;
+    }
     gk_projection *pr = gk_projection_build(p);
     int abi = gk_enforcement_host_abi();
     grant_level level = GRANT_LEVEL_NAMESPACES;
@@ -1255,6 +1265,10 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
         return 0;
     }
     out->pr = pr;
+    if (level == GRANT_LEVEL_LANDLOCK && out->held) {
+        gk_placeholders_release(&out->ph);
+        out->held = false;
+    }
     return 1;
 }
 
@@ -1270,8 +1284,22 @@ int gk_level_launch(const grant_policy *p, const gk_level_opts *o, grant_diags *
                          out->record.v[i].rule,
                          out->record.v[i].why ? out->record.v[i].why : "");
     gk_launch_result_clear(&out->run);
-    if (out->record.level == GRANT_LEVEL_NAMESPACES)
-        return gk_launch(p, lo, notes, described, &out->run);
+    if (out->record.level == GRANT_LEVEL_NAMESPACES) {
+        /* Both go to the launch, which releases and frees them. */
+        gk_placeholders ph = {-1, NULL};
+        if (out->held)
+            ph = out->ph;
+        gk_projection *pr = out->pr;
+        out->pr = NULL;
+        out->held = false;
+        int rc = gk_launch_gate(p, lo, &out->run);
+        if (rc <= 0) {
+            gk_placeholders_release(&ph);
+            gk_projection_free(pr);
+            return rc;
+        }
+        return gk_launch_planned(p, lo, &ph, out->lock_rc, pr, notes, described, &out->run);
+    }
     /* Landlock missing, --processes for root: refused by the record unless
      * --allow-degraded (the helper still refuses a ruleset it cannot
      * create). */
