@@ -168,28 +168,24 @@ out:;
     _exit(1);
 }
 
-static int probe(bool net, bool light, char **why);
+/* A probe under way: the child works while the parent goes on (the
+ * projection, about as long), so its cost is hidden on a second core, and
+ * a network namespace it made is gone before bwrap makes its own. */
+typedef struct probe_run {
+    pid_t pid;      /* -1: none started; why says why, if anything */
+    int fd;
+    char *why;
+} probe_run;
 
-int gk_level_probe_namespaces(bool net, char **why)
+static void probe_start(bool net, bool light, probe_run *r)
 {
-    return probe(net, false, why);
-}
-
-int gk_level_probe_user_mount(char **why)
-{
-    return probe(true, true, why);
-}
-
-static int probe(bool net, bool light, char **why)
-{
-    static const char *const steps[] = {"", "a new user namespace", "the user namespace's id maps",
-                                        "making / a slave mount (mount propagation)",
-                                        "a tmpfs mount", "bringing up loopback"};
-    *why = NULL;
+    r->pid = -1;
+    r->fd = -1;
+    r->why = NULL;
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) {
-        *why = gk_printf("cannot probe: pipe: %s", strerror(errno));
-        return 0;
+        r->why = gk_printf("cannot probe: pipe: %s", strerror(errno));
+        return;
     }
     pid_t pid = fork();
     if (pid == 0) {
@@ -199,18 +195,33 @@ static int probe(bool net, bool light, char **why)
     close(p[1]);
     if (pid < 0) {
         close(p[0]);
-        *why = gk_printf("cannot probe: fork: %s", strerror(errno));
-        return 0;
+        r->why = gk_printf("cannot probe: fork: %s", strerror(errno));
+        return;
     }
+    r->pid = pid;
+    r->fd = p[0];
+}
+
+/* 1 when the namespaces can be made; 0, *why says what failed. */
+static int probe_finish(probe_run *r, char **why)
+{
+    static const char *const steps[] = {"", "a new user namespace", "the user namespace's id maps",
+                                        "making / a slave mount (mount propagation)",
+                                        "a tmpfs mount", "bringing up loopback"};
+    *why = r->why;
+    r->why = NULL;
+    if (r->pid < 0)
+        return 0;
     unsigned char b[2] = {0, 0};
     ssize_t got;
     do
-        got = read(p[0], b, 2);
+        got = read(r->fd, b, 2);
     while (got < 0 && errno == EINTR);
-    close(p[0]);
+    close(r->fd);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR)
         ;
+    r->pid = -1;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 1;
     if (got == 2 && b[0] >= 1 && b[0] <= 5)
@@ -219,6 +230,23 @@ static int probe(bool net, bool light, char **why)
     else
         *why = gk_strdup("user namespaces are refused here: the probe failed");
     return 0;
+}
+
+static int probe(bool net, bool light, char **why)
+{
+    probe_run r;
+    probe_start(net, light, &r);
+    return probe_finish(&r, why);
+}
+
+int gk_level_probe_namespaces(bool net, char **why)
+{
+    return probe(net, false, why);
+}
+
+int gk_level_probe_user_mount(char **why)
+{
+    return probe(true, true, why);
 }
 
 /* ---- the landlock level's ruleset ----------------------------------------- */
@@ -1185,7 +1213,17 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
             return 0;
         out->held = true;
     }
+    /* auto's probe, started before the projection is built and asked
+     * after: the network namespace is probed when bwrap will make one (the
+     * projection's net, decided here the same way). */
+    bool probing = o->level != GK_LEVEL_NAMESPACES && o->level != GK_LEVEL_LANDLOCK &&
+                   lo->bwrap && !o->namespaces_proven && !o->namespaces_refused_why;
+    probe_run pb = {-1, -1, NULL};
+    if (probing)
+        probe_start(gk_decide_gate(&p->stack, "net") == GK_TRI_TRUE, false, &pb);
     gk_projection *pr = gk_projection_build(p);
+    gk_autofree char *probe_why = NULL;
+    int probed = probing ? probe_finish(&pb, &probe_why) : 0;
     int abi = gk_enforcement_host_abi();
     grant_level level = GRANT_LEVEL_NAMESPACES;
     gk_autofree char *reason = NULL;
@@ -1205,7 +1243,7 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
         else if (o->namespaces_refused_why)
             ns = false, why = gk_strdup(o->namespaces_refused_why);
         else
-            ns = gk_level_probe_namespaces(pr->net, &why);
+            ns = probed, why = probe_why, probe_why = NULL;
         if (!lo->bwrap)
             why = gk_strdup("no bubblewrap (bwrap) on PATH");
         if (ns) {
