@@ -835,141 +835,187 @@ static void veto_scan_host(gk_projection *pr, const grant_policy *p, veto_scan *
     gk_scan_match_free(&a.m);
 }
 
-/* The exec admit and veto lists, from gate answers (grant-language.md §6):
- * every nameable command resolved via PATH, every file, every allow dir;
- * the canonical file of every vetoed name, file and pattern match found on
- * PATH, and the veto dirs. */
-static void exec_lists(gk_projection *pr, const grant_policy *p)
+/* The layers' exec keys, sorted and unique (borrowed from the layers),
+ * and the admitted dirs once worked out. */
+typedef struct exec_keys {
+    keylist names, files, dirs, veto_names, admitted;
+} exec_keys;
+
+static void exec_keys_free(exec_keys *k)
+{
+    free(k->names.v);
+    free(k->files.v);
+    free(k->dirs.v);
+    free(k->veto_names.v);
+    free(k->admitted.v);
+}
+
+/* Every layer's keys; the veto files and dirs go to the veto list at once
+ * (a file in its real directory on the host, and its canonical file). */
+static void collect_keys(gk_projection *pr, const grant_policy *p, exec_keys *k,
+                         gk_resolve_cache *cache)
 {
     const gk_stack *s = &p->stack;
     const grant_context *ctx = p->ctx;
-    keylist names = {0}, files = {0}, dirs = {0}, veto_names = {0}, admitted = {0};
-    /* One moment's view of the host for every name resolved here. */
-    gk_resolve_cache cache = {0};
-    veto_scan scan = {0};
-    bool scanning = scan_wanted(p);
-    if (scanning)
-        scan_path_dirs(p, &scan, &cache);
     for (size_t i = 0; i < s->n; i++) {
         const gk_layer *f = s->v[i];
         if (!f->has_exec)
             continue;
         pr->exec_restricted |= f->exec.has_allow;
-        for (size_t k = 0; k < f->exec.names.n; k++)
-            GK_VEC_PUSH(names.v, names.n, names.cap, f->exec.names.v[k].key);
-        for (size_t k = 0; k < f->exec.files.n; k++)
-            GK_VEC_PUSH(files.v, files.n, files.cap, f->exec.files.v[k].key);
-        for (size_t k = 0; k < f->exec.dirs.n; k++)
-            GK_VEC_PUSH(dirs.v, dirs.n, dirs.cap, f->exec.dirs.v[k].key);
-        for (size_t k = 0; k < f->exec.veto_names.n; k++)
-            GK_VEC_PUSH(veto_names.v, veto_names.n, veto_names.cap,
-                        f->exec.veto_names.v[k].key);
-        for (size_t k = 0; k < f->exec.veto_files.n; k++) {
-            const char *vf = f->exec.veto_files.v[k].key;
+        for (size_t n = 0; n < f->exec.names.n; n++)
+            GK_VEC_PUSH(k->names.v, k->names.n, k->names.cap, f->exec.names.v[n].key);
+        for (size_t n = 0; n < f->exec.files.n; n++)
+            GK_VEC_PUSH(k->files.v, k->files.n, k->files.cap, f->exec.files.v[n].key);
+        for (size_t n = 0; n < f->exec.dirs.n; n++)
+            GK_VEC_PUSH(k->dirs.v, k->dirs.n, k->dirs.cap, f->exec.dirs.v[n].key);
+        for (size_t n = 0; n < f->exec.veto_names.n; n++)
+            GK_VEC_PUSH(k->veto_names.v, k->veto_names.n, k->veto_names.cap,
+                        f->exec.veto_names.v[n].key);
+        for (size_t n = 0; n < f->exec.veto_files.n; n++) {
+            const char *vf = f->exec.veto_files.v[n].key;
             gk_strvec_push_take(&pr->exec_veto, ctx->target == GRANT_TARGET_HOST
-                                                    ? in_real_dir(gk_strdup(vf), &cache)
+                                                    ? in_real_dir(gk_strdup(vf), cache)
                                                     : gk_strdup(vf));
-            take_both(&pr->exec_veto, NULL, canonical_of(ctx, vf, &cache));
+            take_both(&pr->exec_veto, NULL, canonical_of(ctx, vf, cache));
         }
-        for (size_t k = 0; k < f->exec.veto_dirs.n; k++)
-            gk_strvec_push(&pr->exec_veto, f->exec.veto_dirs.v[k].key);
+        for (size_t n = 0; n < f->exec.veto_dirs.n; n++)
+            gk_strvec_push(&pr->exec_veto, f->exec.veto_dirs.v[n].key);
     }
-    keys_sort_unique(&names);
-    keys_sort_unique(&files);
-    keys_sort_unique(&dirs);
-    keys_sort_unique(&veto_names);
+    keys_sort_unique(&k->names);
+    keys_sort_unique(&k->files);
+    keys_sort_unique(&k->dirs);
+    keys_sort_unique(&k->veto_names);
+}
 
-    /* Offline for macOS, nothing says which PATH dir holds a name on the
-     * Mac: a stock one has git in /usr/bin and rg in /opt/homebrew/bin. A
-     * name is admitted wherever the PATH walk can find it. */
-    bool every_dir = ctx->target == GRANT_TARGET_MACOS && ctx->path;
-    for (size_t i = 0; i < names.n; i++) {
-        if (every_dir) {
-            gk_autofree char *list = gk_strdup(ctx->path);
-            char *save = NULL;
-            for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-                if (d[0] != '/')
-                    continue;
-                char *w = gk_path_join(d, names.v[i]);
-                char *c = gk_canonicalize(ctx, w);
-                if (admitted_for_some_argv1(p, names.v[i], w, c)) {
-                    take_both(&pr->exec_admit, w, c);
-                } else {
-                    free(w);
-                    free(c);
-                }
-            }
+/* Offline for macOS, nothing says which PATH dir holds a name on the Mac:
+ * a stock one has git in /usr/bin and rg in /opt/homebrew/bin. A name is
+ * admitted wherever the PATH walk can find it. */
+static void admit_name_every_dir(gk_projection *pr, const grant_policy *p, const char *name)
+{
+    gk_autofree char *list = gk_strdup(p->ctx->path);
+    char *save = NULL;
+    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/')
             continue;
-        }
-        char *w, *c;
-        gk_walk_head_cached(ctx, names.v[i], NULL, NULL, &w, &c, &cache);
-        if (w && admitted_for_some_argv1(p, names.v[i], w, c)) {
+        char *w = gk_path_join(d, name);
+        char *c = gk_canonicalize(p->ctx, w);
+        if (admitted_for_some_argv1(p, name, w, c)) {
             take_both(&pr->exec_admit, w, c);
         } else {
             free(w);
             free(c);
         }
     }
-    for (size_t i = 0; i < files.n; i++) {
-        char *c = canonical_of(ctx, files.v[i], &cache);
-        if (admitted_for_some_argv1(p, files.v[i], files.v[i], c)) {
-            gk_strvec_push(&pr->exec_admit, files.v[i]);
-            take_both(&pr->exec_admit, NULL, c);
-        } else {
-            free(c);
+}
+
+/* Every nameable command resolved via PATH, every file, every allow dir
+ * the gate admits. */
+static void admit_lists(gk_projection *pr, const grant_policy *p, exec_keys *k, bool every_dir,
+                        gk_resolve_cache *cache)
+{
+    const grant_context *ctx = p->ctx;
+    for (size_t i = 0; i < k->names.n; i++) {
+        if (every_dir) {
+            admit_name_every_dir(pr, p, k->names.v[i]);
+            continue;
         }
-    }
-    for (size_t i = 0; i < dirs.n; i++) {
-        /* A dir is admitted when a fresh name walked inside it is. */
-        char *probe = gk_path_join(dirs.v[i], "gk-probe");
-        if (admitted_for_some_argv1(p, probe, probe, probe)) {
-            gk_strvec_push(&pr->exec_admit, dirs.v[i]);
-            GK_VEC_PUSH(admitted.v, admitted.n, admitted.cap, dirs.v[i]);
-        }
-        free(probe);
-    }
-    for (size_t i = 0; i < veto_names.n && every_dir; i++) {
-        /* Vetoed in every PATH dir too (the name regexes catch the rest). */
-        gk_autofree char *list = gk_strdup(ctx->path);
-        char *save = NULL;
-        for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
-            if (d[0] == '/') {
-                char *w = gk_path_join(d, veto_names.v[i]);
-                take_both(&pr->exec_veto, w, gk_canonicalize(ctx, w));
-            }
-    }
-    for (size_t i = 0; i < veto_names.n && !every_dir; i++) {
         char *w, *c;
-        gk_walk_head_cached(ctx, veto_names.v[i], NULL, NULL, &w, &c, &cache);
-        if (w && gk_has_prefix(w, "/")) {
-            take_both(&pr->exec_veto, in_real_dir(w, &cache), c);
+        gk_walk_head_cached(ctx, k->names.v[i], NULL, NULL, &w, &c, cache);
+        if (w && admitted_for_some_argv1(p, k->names.v[i], w, c)) {
+            take_both(&pr->exec_admit, w, c);
         } else {
             free(w);
             free(c);
         }
     }
+    for (size_t i = 0; i < k->files.n; i++) {
+        char *c = canonical_of(ctx, k->files.v[i], cache);
+        if (admitted_for_some_argv1(p, k->files.v[i], k->files.v[i], c)) {
+            gk_strvec_push(&pr->exec_admit, k->files.v[i]);
+            take_both(&pr->exec_admit, NULL, c);
+        } else {
+            free(c);
+        }
+    }
+    for (size_t i = 0; i < k->dirs.n; i++) {
+        /* A dir is admitted when a fresh name walked inside it is. */
+        char *probe = gk_path_join(k->dirs.v[i], "gk-probe");
+        if (admitted_for_some_argv1(p, probe, probe, probe)) {
+            gk_strvec_push(&pr->exec_admit, k->dirs.v[i]);
+            GK_VEC_PUSH(k->admitted.v, k->admitted.n, k->admitted.cap, k->dirs.v[i]);
+        }
+        free(probe);
+    }
+}
+
+/* The canonical file of every vetoed name found on PATH (offline for
+ * macOS: the name in every PATH dir; the name regexes catch the rest). */
+static void veto_name_list(gk_projection *pr, const grant_policy *p, const exec_keys *k,
+                           bool every_dir, gk_resolve_cache *cache)
+{
+    const grant_context *ctx = p->ctx;
+    for (size_t i = 0; i < k->veto_names.n; i++) {
+        if (every_dir) {
+            gk_autofree char *list = gk_strdup(ctx->path);
+            char *save = NULL;
+            for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
+                if (d[0] == '/') {
+                    char *w = gk_path_join(d, k->veto_names.v[i]);
+                    take_both(&pr->exec_veto, w, gk_canonicalize(ctx, w));
+                }
+            continue;
+        }
+        char *w, *c;
+        gk_walk_head_cached(ctx, k->veto_names.v[i], NULL, NULL, &w, &c, cache);
+        if (w && gk_has_prefix(w, "/")) {
+            take_both(&pr->exec_veto, in_real_dir(w, cache), c);
+        } else {
+            free(w);
+            free(c);
+        }
+    }
+}
+
+/* The overlap of an admitted prefix and a writable region: a file written
+ * there can then be executed. */
+static void deputies(gk_projection *pr)
+{
+    if (!pr->exec_restricted || !pr->fs_restricted)
+        return;
+    for (size_t i = 0; i < pr->exec_admit.n; i++)
+        for (size_t w = 0; w < pr->write.n; w++) {
+            const char *a = pr->exec_admit.v[i], *wr = pr->write.v[w].p.real;
+            if (gk_path_within(a, wr))
+                gk_strvec_push(&pr->deputy, a);
+            else if (gk_path_within(wr, a))
+                gk_strvec_push(&pr->deputy, wr);
+        }
+    gk_strvec_sort_unique(&pr->deputy);
+}
+
+/* The exec admit and veto lists, from gate answers (grant-language.md §6):
+ * every nameable command resolved via PATH, every file, every allow dir;
+ * the canonical file of every vetoed name, file and pattern match found on
+ * PATH, and the veto dirs. */
+static void exec_lists(gk_projection *pr, const grant_policy *p)
+{
+    /* One moment's view of the host for every name resolved here. */
+    gk_resolve_cache cache = {0};
+    veto_scan scan = {0};
+    exec_keys k = {0};
+    bool scanning = scan_wanted(p);
     if (scanning)
-        veto_scan_host(pr, p, &scan, &admitted, &cache);
+        scan_path_dirs(p, &scan, &cache);
+    collect_keys(pr, p, &k, &cache);
+    bool every_dir = p->ctx->target == GRANT_TARGET_MACOS && p->ctx->path;
+    admit_lists(pr, p, &k, every_dir, &cache);
+    veto_name_list(pr, p, &k, every_dir, &cache);
+    if (scanning)
+        veto_scan_host(pr, p, &scan, &k.admitted, &cache);
     gk_strvec_sort_unique(&pr->exec_admit);
     gk_strvec_sort_unique(&pr->exec_veto);
-    if (pr->exec_restricted && pr->fs_restricted) {
-        for (size_t i = 0; i < pr->exec_admit.n; i++)
-            for (size_t w = 0; w < pr->write.n; w++) {
-                /* The overlap of an admitted prefix and a writable region:
-                 * a file written there can then be executed. */
-                const char *a = pr->exec_admit.v[i], *wr = pr->write.v[w].p.real;
-                if (gk_path_within(a, wr))
-                    gk_strvec_push(&pr->deputy, a);
-                else if (gk_path_within(wr, a))
-                    gk_strvec_push(&pr->deputy, wr);
-            }
-        gk_strvec_sort_unique(&pr->deputy);
-    }
-    free(names.v);
-    free(files.v);
-    free(dirs.v);
-    free(veto_names.v);
-    free(admitted.v);
+    deputies(pr);
+    exec_keys_free(&k);
     gk_resolve_cache_free(&cache);
     scan_free(&scan); /* after the cache, which borrows its listings */
 }
