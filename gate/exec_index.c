@@ -147,7 +147,7 @@ static void add_same(gk_exec_index *ix, const char *file, const gk_entry *e, con
 
 /* The files the vetoed names (as PATH finds them) and files are on this
  * host. Offline nothing can be looked at: vetoes stay names and paths. */
-static void same_files_build(gk_exec_index *ix, const grant_policy *p)
+static void same_files_build(gk_exec_index *ix, const grant_policy *p, gk_resolve_cache *cache)
 {
     if (p->ctx->target != GRANT_TARGET_HOST)
         return;
@@ -157,7 +157,7 @@ static void same_files_build(gk_exec_index *ix, const grant_policy *p)
             continue;
         for (size_t i = 0; i < f->exec.veto_names.n; i++) {
             char *w, *c;
-            gk_walk_head(p->ctx, f->exec.veto_names.v[i].key, NULL, NULL, &w, &c);
+            gk_walk_head_cached(p->ctx, f->exec.veto_names.v[i].key, NULL, NULL, &w, &c, cache);
             add_same(ix, c, &f->exec.veto_names.v[i], f);
             free(w);
             free(c);
@@ -192,10 +192,10 @@ const gk_entry *gk_exec_index_same_id(const gk_exec_index *ix, uint64_t dev, uin
     return hit->e;
 }
 
-gk_exec_index *gk_exec_index_build(const grant_policy *p)
+gk_exec_index *gk_exec_index_build(const grant_policy *p, gk_resolve_cache *cache)
 {
     gk_exec_index *ix = gk_calloc(1, sizeof(*ix));
-    same_files_build(ix, p);
+    same_files_build(ix, p, cache);
     ix->usable = p->stack.n <= GK_EXEC_MAX_LAYERS;
     if (!ix->usable)
         return ix;

@@ -4,6 +4,7 @@
 #include "gate/gate.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,7 @@ typedef struct lentry {
 
 typedef struct listing {
     char *real;         /* the directory's canonical path */
+    int fd;             /* the directory, open: its links are read relative to it */
     uint64_t dev;       /* its device: a regular entry's id is (dev, ino) */
     lentry *v;
     size_t n, cap;
@@ -228,6 +230,8 @@ static void listing_read(listing *l, DIR *dir)
 {
     struct stat ds;
     l->dev = fstat(dirfd(dir), &ds) == 0 ? (uint64_t)ds.st_dev : 0;
+    /* Kept past closedir: a readlink through it walks no path. */
+    l->fd = fcntl(dirfd(dir), F_DUPFD_CLOEXEC, 0);
     /* Every name in one block (a large directory costs one allocation, not
      * one per entry); the entries point into it once it is complete. */
     gk_buf names = {0};
@@ -301,6 +305,8 @@ static void scan_free(veto_scan *s)
     for (size_t k = 0; k < s->n; k++) {
         listing *l = s->v[k];
         free(l->real);
+        if (l->fd >= 0)
+            close(l->fd);
         for (size_t i = 0; i < l->n; i++)
             free(l->v[i].canon);
         free(l->names);
@@ -390,7 +396,9 @@ static char *resolve_link(veto_scan *s, listing *l, lentry *e, gk_resolve_cache 
 {
     gk_autofree char *in_real = gk_path_join(l->real, e->name);
     char target[4096];
-    ssize_t tn = e->type == DT_LNK ? readlink(in_real, target, sizeof(target) - 1) : -1;
+    ssize_t tn = e->type != DT_LNK ? -1
+                 : l->fd >= 0   ? readlinkat(l->fd, e->name, target, sizeof(target) - 1)
+                                : readlink(in_real, target, sizeof(target) - 1);
     if (tn > 0) {
         target[tn] = '\0';
         gk_autofree char *full =
@@ -1004,8 +1012,11 @@ static void exec_lists(gk_projection *pr, const grant_policy *p)
     veto_scan scan = {0};
     exec_keys k = {0};
     bool scanning = scan_wanted(p);
-    if (scanning)
+    if (scanning) {
         scan_path_dirs(p, &scan, &cache);
+        /* The gate's walk of the vetoed names then reads the listings. */
+        gk_gate_index_prime(p, &cache);
+    }
     collect_keys(pr, p, &k, &cache);
     bool every_dir = p->ctx->target == GRANT_TARGET_MACOS && p->ctx->path;
     admit_lists(pr, p, &k, every_dir, &cache);
