@@ -1201,29 +1201,31 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
         return -EINVAL;
     if (gk_target_is_offline(gk_policy_context(p)))
         return -EINVAL;
-    int rc = gk_launch_gate(p, lo, &out->run);
-    if (rc <= 0)
-        return rc;
-
-    /* One projection for the choice and the plan, so it is built under
-     * the lock the plan needs (placeholders.h) unless landlock is asked
-     * for; a landlock level chosen below lets the lock go. */
-    if (o->level != GK_LEVEL_LANDLOCK) {
-        if (!gk_launch_lock(lo, &out->ph, &out->lock_rc, &out->run))
-            return 0;
-        out->held = true;
-    }
-    /* auto's probe, started before the projection is built and asked
-     * after: the network namespace is probed when bwrap will make one (the
+    /* auto's probe, started first and asked once the projection is
+     * built: the child makes its namespaces (the network one the dearest)
+     * on another core meanwhile, and they are gone before bwrap makes its
+     * own. The network namespace is probed when bwrap will make one (the
      * projection's net, decided here the same way). */
     bool probing = o->level != GK_LEVEL_NAMESPACES && o->level != GK_LEVEL_LANDLOCK &&
                    lo->bwrap && !o->namespaces_proven && !o->namespaces_refused_why;
     probe_run pb = {-1, -1, NULL};
     if (probing)
         probe_start(gk_decide_gate(&p->stack, "net") == GK_TRI_TRUE, false, &pb);
-    gk_projection *pr = gk_projection_build(p);
     gk_autofree char *probe_why = NULL;
+    int rc = gk_launch_gate(p, lo, &out->run);
+    /* One projection for the choice and the plan, so it is built under
+     * the lock the plan needs (placeholders.h) unless landlock is asked
+     * for; a landlock level chosen below lets the lock go. */
+    if (rc > 0 && o->level != GK_LEVEL_LANDLOCK) {
+        if (gk_launch_lock(lo, &out->ph, &out->lock_rc, &out->run))
+            out->held = true;
+        else
+            rc = 0;
+    }
+    gk_projection *pr = rc > 0 ? gk_projection_build(p) : NULL;
     int probed = probing ? probe_finish(&pb, &probe_why) : 0;
+    if (rc <= 0)
+        return rc;
     int abi = gk_enforcement_host_abi();
     grant_level level = GRANT_LEVEL_NAMESPACES;
     gk_autofree char *reason = NULL;
