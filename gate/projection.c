@@ -394,7 +394,8 @@ static const char *resolved_dir(veto_scan *s, const char *dir, gk_resolve_cache 
 static char *resolve_link(veto_scan *s, listing *l, lentry *e, gk_resolve_cache *cache,
                           uint64_t *dev, uint64_t *ino)
 {
-    gk_autofree char *in_real = gk_path_join(l->real, e->name);
+    /* The entry's own path only when something needs it spelled out. */
+    gk_autofree char *in_real = l->fd >= 0 ? NULL : gk_path_join(l->real, e->name);
     char target[4096];
     ssize_t tn = e->type != DT_LNK ? -1
                  : l->fd >= 0   ? readlinkat(l->fd, e->name, target, sizeof(target) - 1)
@@ -425,6 +426,8 @@ static char *resolve_link(veto_scan *s, listing *l, lentry *e, gk_resolve_cache 
             }
         }
     }
+    if (!in_real)
+        in_real = gk_path_join(l->real, e->name);
     if (tn > 0)
         gk_resolve_cache_note_link(cache, in_real, target); /* not read again */
     char *c = gk_resolve_host_cached(in_real, cache);
