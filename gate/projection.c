@@ -690,21 +690,15 @@ static void layout_dirs(const char *dir, int depth, bool in_lib, gk_strvec *out)
 }
 
 /* The readable roots the layouts are looked for in, real spellings. */
-static void scan_roots(const gk_projection *pr, const grant_policy *p, gk_strvec *out,
-                       gk_resolve_cache *cache)
+static void scan_roots(const gk_projection *pr, gk_strvec *out, gk_resolve_cache *cache)
 {
     gk_strvec raw = {0};
     if (!pr->fs_restricted) {
         gk_strvec_push(&raw, "/");
     } else {
-        gk_implicit im;
-        gk_implicit_for(p->ctx, &im);
-        gk_strvec_copy(&raw, &im.read);
+        gk_strvec_copy(&raw, &pr->implicit.read); /* worked out before exec_lists */
         for (size_t i = 0; i < pr->read.n; i++)
             gk_strvec_push(&raw, pr->read.v[i].p.real);
-        gk_strvec_free(&im.read);
-        gk_strvec_free(&im.write);
-        gk_strvec_free(&im.devices);
     }
     for (size_t i = 0; i < raw.n; i++) {
         char *r = gk_resolve_host_cached(raw.v[i], cache);
@@ -822,7 +816,7 @@ static void veto_scan_host(gk_projection *pr, const grant_policy *p, veto_scan *
         gk_strvec_sort_unique(&dirs);
     } else {
         gk_strvec roots = {0};
-        scan_roots(pr, p, &roots, cache);
+        scan_roots(pr, &roots, cache);
         for (size_t i = 0; i < roots.n; i++)
             layout_dirs(roots.v[i], 2, false, &dirs);
         gk_strvec_free(&roots);
@@ -1106,12 +1100,13 @@ gk_projection *gk_projection_build(const grant_policy *p)
     pinned_dirs(pr);
     pr->net = gk_decide_gate(s, "net") == GK_TRI_TRUE;
     pr->net_list = gk_stack_net(s, &pr->net_allow, &pr->net_deny) == GK_TRI_NONE;
+    /* Once, before the veto scan reads its roots from it. */
+    pr->has_implicit = p->ctx->implicit;
+    gk_implicit_for(p->ctx, &pr->implicit);
     exec_lists(pr, p);
     /* Every source file read while compiling is readonly for the command
      * (cli.md): a confined command can read but never rewrite its policy. */
     gk_strvec_copy(&pr->protect, &p->protect);
-    pr->has_implicit = p->ctx->implicit;
-    gk_implicit_for(p->ctx, &pr->implicit);
     return pr;
 }
 
