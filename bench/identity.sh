@@ -7,7 +7,9 @@
 # compile, grantc emit for each backend (host target, and seatbelt for
 # --target macos), grantrun --dry-run -- true; stdout, stderr and exit
 # status of each, one file per command. GRANTC and GRANTRUN override the
-# binaries (a copy of an older build).
+# binaries (a copy of an older build). Outputs hold paths and the
+# environment: compare two records made the same way (same GK_SRCDIR, same
+# environment, e.g. both through `make bench-identity`).
 set -u
 out=${1:?usage: identity.sh OUTDIR}
 src=${GK_SRCDIR:-.}
