@@ -1193,6 +1193,36 @@ static void derive(grant_enforcement *e, const grant_policy *p, const gk_project
     gk_enforcement_derive(p, pr, level, &h, e);
 }
 
+/* The gate's answer (1 go on, else gk_launch_gate's), and for a command
+ * it admits the projection, built under the lock the namespaces plan
+ * needs (placeholders.h; taken unless landlock is asked for, and let go
+ * by a landlock level chosen later). auto's probe is started first and
+ * asked once the projection is built: the child makes its namespaces (the
+ * network one the dearest) on another core meanwhile, and they are gone
+ * before bwrap makes its own. The network namespace is probed when bwrap
+ * will make one (the projection's net, decided here the same way). */
+static int choose_start(const grant_policy *p, const gk_level_opts *o, gk_level_result *out,
+                        gk_projection **pr, int *probed, char **probe_why)
+{
+    const gk_launch_opts *lo = &o->launch;
+    bool probing = o->level != GK_LEVEL_NAMESPACES && o->level != GK_LEVEL_LANDLOCK &&
+                   lo->bwrap && !o->namespaces_proven && !o->namespaces_refused_why;
+    probe_run pb = {-1, -1, NULL};
+    if (probing)
+        probe_start(gk_decide_gate(&p->stack, "net") == GK_TRI_TRUE, false, &pb);
+    int rc = gk_launch_gate(p, lo, &out->run);
+    if (rc > 0 && o->level != GK_LEVEL_LANDLOCK) {
+        if (gk_launch_lock(lo, &out->ph, &out->lock_rc, &out->run))
+            out->held = true;
+        else
+            rc = 0;
+    }
+    *pr = rc > 0 ? gk_projection_build(p) : NULL;
+    if (probing)
+        *probed = probe_finish(&pb, probe_why);
+    return rc;
+}
+
 int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_result *out)
 {
     memset(out, 0, sizeof(*out));
@@ -1201,29 +1231,10 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
         return -EINVAL;
     if (gk_target_is_offline(gk_policy_context(p)))
         return -EINVAL;
-    /* auto's probe, started first and asked once the projection is
-     * built: the child makes its namespaces (the network one the dearest)
-     * on another core meanwhile, and they are gone before bwrap makes its
-     * own. The network namespace is probed when bwrap will make one (the
-     * projection's net, decided here the same way). */
-    bool probing = o->level != GK_LEVEL_NAMESPACES && o->level != GK_LEVEL_LANDLOCK &&
-                   lo->bwrap && !o->namespaces_proven && !o->namespaces_refused_why;
-    probe_run pb = {-1, -1, NULL};
-    if (probing)
-        probe_start(gk_decide_gate(&p->stack, "net") == GK_TRI_TRUE, false, &pb);
+    gk_projection *pr = NULL;
     gk_autofree char *probe_why = NULL;
-    int rc = gk_launch_gate(p, lo, &out->run);
-    /* One projection for the choice and the plan, so it is built under
-     * the lock the plan needs (placeholders.h) unless landlock is asked
-     * for; a landlock level chosen below lets the lock go. */
-    if (rc > 0 && o->level != GK_LEVEL_LANDLOCK) {
-        if (gk_launch_lock(lo, &out->ph, &out->lock_rc, &out->run))
-            out->held = true;
-        else
-            rc = 0;
-    }
-    gk_projection *pr = rc > 0 ? gk_projection_build(p) : NULL;
-    int probed = probing ? probe_finish(&pb, &probe_why) : 0;
+    int probed = 0;
+    int rc = choose_start(p, o, out, &pr, &probed, &probe_why);
     if (rc <= 0)
         return rc;
     int abi = gk_enforcement_host_abi();
