@@ -188,7 +188,7 @@ static const gk_gate_index *index_of(const grant_policy *p)
 
 void gk_gate_index_prime(const grant_policy *p, gk_resolve_cache *cache)
 {
-    index_of_cached(p, cache);
+    gk_exec_index_prime(index_of_cached(p, cache)->exec, cache);
 }
 
 typedef struct masks {

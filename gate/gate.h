@@ -67,6 +67,8 @@ typedef struct gk_exec_index gk_exec_index;
 /* cache (may be NULL) answers the PATH walk of the vetoed names. */
 GK_HIDDEN gk_exec_index *gk_exec_index_build(const grant_policy *p, gk_resolve_cache *cache);
 GK_HIDDEN void gk_exec_index_free(gk_exec_index *ix);
+/* Make the same-file table now if it is not made, its walk through cache. */
+GK_HIDDEN void gk_exec_index_prime(const gk_exec_index *ix, gk_resolve_cache *cache);
 /* The question asked of the index on resolved identities: the gate's
  * answer for q->argv1, for some argv[1], or only whether a veto (any
  * layer's) hits q. GRANT_ALLOWED or GRANT_DENIED (for GK_EXEC_VETO:
