@@ -84,6 +84,8 @@ enum { HFD_LANDLOCK = 3, HFD_SECCOMP = 4, HFD_MOUNT = 5, HFD_UNIX = 6, HFD_STATU
 
 #define PRIVATE_TMP_TEMPLATE "grantkit-run-XXXXXX"
 
+static void probe_reap(pid_t pid);
+
 void gk_level_result_clear(gk_level_result *r)
 {
     gk_launch_result_clear(&r->run);
@@ -93,6 +95,7 @@ void gk_level_result_clear(gk_level_result *r)
         gk_projection_free(r->pr);
     if (r->held)
         gk_placeholders_release(&r->ph);
+    probe_reap(r->probe_pid);
     memset(r, 0, sizeof(*r));
 }
 
@@ -158,6 +161,12 @@ static void __attribute__((noreturn)) probe_child(bool net, bool light, int repo
         if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
             goto out;
     }
+    /* Said before the exit: the parent need not wait for the namespaces
+     * to be torn down. */
+    unsigned char ok[2] = {0, 0};
+    if (write(report_fd, ok, 2) < 0) {
+        /* the parent sees the exit status */
+    }
     _exit(0);
 out:;
     int err = errno;
@@ -202,8 +211,10 @@ static void probe_start(bool net, bool light, probe_run *r)
     r->fd = p[0];
 }
 
-/* 1 when the namespaces can be made; 0, *why says what failed. */
-static int probe_finish(probe_run *r, char **why)
+/* 1 when the namespaces can be made; 0, *why says what failed. A child
+ * that said yes may still be exiting: with reap_later its pid stays in r
+ * for probe_reap, else it is waited for here. */
+static int probe_finish(probe_run *r, bool reap_later, char **why)
 {
     static const char *const steps[] = {"", "a new user namespace", "the user namespace's id maps",
                                         "making / a slave mount (mount propagation)",
@@ -218,6 +229,9 @@ static int probe_finish(probe_run *r, char **why)
         got = read(r->fd, b, 2);
     while (got < 0 && errno == EINTR);
     close(r->fd);
+    r->fd = -1;
+    if (got == 2 && b[0] == 0 && reap_later)
+        return 1;
     int st = 0;
     while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR)
         ;
@@ -232,11 +246,17 @@ static int probe_finish(probe_run *r, char **why)
     return 0;
 }
 
+static void probe_reap(pid_t pid)
+{
+    while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
 static int probe(bool net, bool light, char **why)
 {
     probe_run r;
     probe_start(net, light, &r);
-    return probe_finish(&r, why);
+    return probe_finish(&r, false, why);
 }
 
 int gk_level_probe_namespaces(bool net, char **why)
@@ -1218,8 +1238,10 @@ static int choose_start(const grant_policy *p, const gk_level_opts *o, gk_level_
             rc = 0;
     }
     *pr = rc > 0 ? gk_projection_build(p) : NULL;
-    if (probing)
-        *probed = probe_finish(&pb, probe_why);
+    if (probing) {
+        *probed = probe_finish(&pb, true, probe_why);
+        out->probe_pid = pb.pid; /* reaped with the result */
+    }
     return rc;
 }
 

@@ -60,6 +60,7 @@ typedef struct gk_level_result {
     bool held;
     gk_placeholders ph;
     int lock_rc;
+    pid_t probe_pid;        /* auto's probe child, said yes, not reaped yet (0: none) */
 } gk_level_result;
 
 /* Choose the level, derive its record, run (or describe). Returns 0 with
