@@ -571,6 +571,11 @@ static void veto_dir_entries(gk_projection *pr, scan_ask *a, veto_scan *s, const
         lentry *e = &l->v[i];
         if (e->name[0] == '.' && !hidden_too)
             continue;
+        /* A directory is no program: execve refuses it whatever its name
+         * (a zsh/ of modules in an admitted /usr/lib), and a directory in
+         * the veto list would read as a veto dir. */
+        if (e->type == DT_DIR)
+            continue;
         uint64_t dev, ino;
         /* An entry that is no link is its own canonical file, real/NAME:
          * its path is spelled out only when something needs it. */
