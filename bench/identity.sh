@@ -5,7 +5,8 @@
 # run once before and once after the change, then `diff -r BEFORE AFTER`.
 # For every .grant and .yaml under policies/ and tests/data/: grantc
 # compile, grantc emit for each backend (host target, and seatbelt for
-# --target macos), grantrun --dry-run -- true; stdout, stderr and exit
+# --target macos), grantrun --dry-run -- true (and, where true is refused,
+# -- the first program the projection admits); stdout, stderr and exit
 # status of each, one file per command. GRANTC and GRANTRUN override the
 # binaries (a copy of an older build). Outputs hold paths and the
 # environment: compare two records made the same way (same GK_SRCDIR, same
@@ -42,6 +43,12 @@ for f in $(cd "$src" && find policies tests/data \( -name '*.grant' -o -name '*.
     done
     rec "$key.emit-macos-seatbelt" "$grantc" emit --target macos -b seatbelt "$f"
     rec "$key.dryrun" "$grantrun" --dry-run -p "$f" -- true
+    if [ "$(cat "$out/$key.dryrun.rc")" = 126 ]; then
+        # true refused (an allow-list without it): the plan for the first
+        # program the projection admits instead.
+        prog=$(python3 -c 'import json,os,sys; a=json.load(sys.stdin)["projection"]["exec"]["admit"] or []; f=[x for x in a if os.path.isfile(x) and os.access(x, os.X_OK)]; print(os.path.basename(f[0]) if f else "")' <"$out/$key.compile.out" 2>/dev/null)
+        [ -n "$prog" ] && rec "$key.dryrun-admitted" "$grantrun" --dry-run -p "$f" -- "$prog"
+    fi
     n=$((n + 1))
 done
 echo "identity: $n policies recorded in $out"
