@@ -20,7 +20,11 @@
  *                      write cwd:; } net deny;);
  *   - grantc-compile:  grantc compile of base/reasonable.grant (a process
  *                      like grantrun's own, without the launch);
- *   - firejail, sandbox-runtime: true under each, when installed.
+ *   - firejail, sandbox-runtime: true under each, when installed;
+ *   - with --against DIR (another build directory, say of the commit
+ *     before a change): its grantrun, grantrun-tiny and grantc compile
+ *     (grantrun@against, tiny@against, compile@against) in the same
+ *     rounds, so a before/after comparison shares the machine's moods.
  * Ratios: against the minimal bwrap of the same invocation, and against
  * the row's own envelope. The mounts column counts the mount operations
  * the plan asks bwrap for (binds, tmpfs, proc, dev, remounts).
@@ -70,6 +74,7 @@ typedef struct envelope {
 typedef struct bcase {
     const char *name;
     char **argv;         /* a plain command, or NULL for an envelope */
+    char **envp;         /* its environment; NULL: this one's */
     envelope *env;
     int ratio_to;        /* the row of its envelope, -1: none */
     double *samples;
@@ -88,14 +93,14 @@ static int wait_for(pid_t pid)
 }
 
 /* Run argv with stdout and stderr to /dev/null; its exit status. */
-static int run(char *const argv[])
+static int run(char *const argv[], char *const envp[])
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&fa);
     return rc != 0 ? -rc : wait_for(pid);
 }
@@ -255,7 +260,7 @@ static envelope *envelope_of(const char *grantrun, const char *policy, const cha
 
 static int run_one(bcase *c)
 {
-    return c->env ? run_envelope(c->env) : run(c->argv);
+    return c->env ? run_envelope(c->env) : run(c->argv, c->envp);
 }
 
 static char *first_on_path(const char *name)
@@ -280,12 +285,32 @@ static double median(double *s, size_t n)
     return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+/* The environment with LD_LIBRARY_PATH set to libs (the other build's
+ * grantc finds its own library, as its libtool wrapper would). */
+static char **env_with_libs(const char *libs)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **e = calloc(n + 2, sizeof(*e));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_LIBRARY_PATH=", 16) != 0)
+            e[k++] = environ[i];
+    if (asprintf(&e[k++], "LD_LIBRARY_PATH=%s", libs) < 0)
+        abort();
+    return e;
+}
+
 int main(int argc, char **argv)
 {
     long rounds = 60;
+    const char *against = NULL; /* another build directory, for before/after rows */
     for (int i = 1; i + 1 < argc; i += 2)
         if (strcmp(argv[i], "--rounds") == 0)
             rounds = strtol(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--against") == 0)
+            against = argv[i + 1];
     if (rounds < 50) {
         fprintf(stderr, "bench_run: at least 50 rounds (issue 13)\n");
         rounds = 50;
@@ -353,19 +378,41 @@ int main(int argc, char **argv)
                        NULL};
     char *srt_argv[] = {srt, (char *)"/usr/bin/true", NULL};
 
-    bcase cases[10] = {{0}};
+    /* --against DIR: that build's grantrun and grantc in the same rounds,
+     * against the same envelopes (an unchanged plan: bench/identity.sh). */
+    char *a_run = NULL, *a_grantc = NULL, *a_libs = NULL;
+    if (against && (asprintf(&a_run, "%s/grantrun", against) < 0 ||
+                    asprintf(&a_grantc, "%s/.libs/grantc", against) < 0 ||
+                    asprintf(&a_libs, "%s/.libs", against) < 0))
+        abort();
+    if (against && (access(a_run, X_OK) < 0 || access(a_grantc, X_OK) < 0)) {
+        fprintf(stderr, "bench_run: --against %s: no grantrun or .libs/grantc there\n", against);
+        return 2;
+    }
+    char *a_run_argv[] = {a_run, (char *)"-p", policy, (char *)"--", (char *)"true", NULL};
+    char *a_tiny_argv[] = {a_run, (char *)"-p", tiny, (char *)"--", (char *)"true", NULL};
+    char *a_compile_argv[] = {a_grantc, (char *)"compile", policy, NULL};
+
+    bcase cases[13] = {{0}};
     size_t nc = 0;
-    cases[nc++] = (bcase){"true", floor_argv, NULL, -1, NULL, 0, false, 0};
-    cases[nc++] = (bcase){"bwrap", bwrap_argv, NULL, -1, NULL, 0, false, 0};
-    cases[nc++] = (bcase){"envelope", NULL, env, -1, NULL, 0, false, 0};
-    cases[nc++] = (bcase){"grantrun", run_argv, NULL, 2, NULL, 0, false, 0};
-    cases[nc++] = (bcase){"envelope-tiny", NULL, env_tiny, -1, NULL, 0, false, 0};
-    cases[nc++] = (bcase){"grantrun-tiny", tiny_argv, NULL, 4, NULL, 0, false, 0};
-    cases[nc++] = (bcase){"grantc-compile", compile_argv, NULL, -1, NULL, 0, false, 0};
+    cases[nc++] = (bcase){"true", floor_argv, NULL, NULL, -1, NULL, 0, false, 0};
+    cases[nc++] = (bcase){"bwrap", bwrap_argv, NULL, NULL, -1, NULL, 0, false, 0};
+    cases[nc++] = (bcase){"envelope", NULL, NULL, env, -1, NULL, 0, false, 0};
+    cases[nc++] = (bcase){"grantrun", run_argv, NULL, NULL, 2, NULL, 0, false, 0};
+    cases[nc++] = (bcase){"envelope-tiny", NULL, NULL, env_tiny, -1, NULL, 0, false, 0};
+    cases[nc++] = (bcase){"grantrun-tiny", tiny_argv, NULL, NULL, 4, NULL, 0, false, 0};
+    cases[nc++] = (bcase){"grantc-compile", compile_argv, NULL, NULL, -1, NULL, 0, false, 0};
+    if (against) {
+        char **a_env = env_with_libs(a_libs);
+        cases[nc++] = (bcase){"grantrun@against", a_run_argv, NULL, NULL, 2, NULL, 0, false, 0};
+        cases[nc++] = (bcase){"tiny@against", a_tiny_argv, NULL, NULL, 4, NULL, 0, false, 0};
+        cases[nc++] = (bcase){"compile@against", a_compile_argv, a_env, NULL, -1, NULL, 0, false,
+                              0};
+    }
     if (firejail)
-        cases[nc++] = (bcase){"firejail", fj_argv, NULL, -1, NULL, 0, false, 0};
+        cases[nc++] = (bcase){"firejail", fj_argv, NULL, NULL, -1, NULL, 0, false, 0};
     if (srt)
-        cases[nc++] = (bcase){"sandbox-runtime", srt_argv, NULL, -1, NULL, 0, false, 0};
+        cases[nc++] = (bcase){"sandbox-runtime", srt_argv, NULL, NULL, -1, NULL, 0, false, 0};
     for (size_t i = 0; i < nc; i++)
         cases[i].samples = calloc((size_t)rounds, sizeof(double));
 
@@ -388,11 +435,13 @@ int main(int argc, char **argv)
     printf("grantkit grantrun benchmark: %ld interleaved rounds; policy base/reasonable.grant "
            "and tiny (exec { allow /usr/bin/; } fs { read /usr /etc; write cwd:; } net deny;)\n",
            rounds);
+    if (against)
+        printf("@against: the build in %s, in the same rounds\n", against);
     printf("%-16s %10s %10s %6s %7s %10s %12s\n", "case", "median ms", "min ms", "runs",
            "mounts", "x bwrap", "x envelope");
     double base = 0;
     int status = 0;
-    double med[10] = {0};
+    double med[13] = {0};
     for (size_t i = 0; i < nc; i++) {
         bcase *c = &cases[i];
         if (c->failed) {

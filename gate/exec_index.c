@@ -75,10 +75,19 @@ typedef struct same_file {
     const gk_layer *layer;
 } same_file;
 
+/* The vetoed programs' files, sorted by (dev, ino); host target only.
+ * Made when first needed (a PATH walk of every vetoed name): a query on
+ * a file with one link cannot be another name of one, so checking a
+ * command usually needs none. */
+typedef struct same_table {
+    same_file *v;
+    size_t n, cap;
+} same_table;
+
 struct gk_exec_index {
     size_t nveto_dirs;     /* veto dir keys, any layer */
-    same_file *same;       /* sorted by (dev, ino); host target only */
-    size_t nsame, capsame;
+    const grant_policy *policy;
+    same_table *same;      /* NULL until made (same_of) */
     bool usable; /* false: more layers than bits, the fold answers */
     uint64_t allow_layers; /* layers whose exec section lists admissions */
     gk_pathmap keys;       /* every name, file and dir a layer lists (borrowed) */
@@ -134,7 +143,7 @@ static int same_cmp(const void *a, const void *b)
     return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-static void add_same(gk_exec_index *ix, const char *file, const gk_entry *e, const gk_layer *f)
+static void add_same(same_table *t, const char *file, const gk_entry *e, const gk_layer *f)
 {
     struct stat st;
     /* A file with one link has no other name to be run by: leaving it out
@@ -142,12 +151,12 @@ static void add_same(gk_exec_index *ix, const char *file, const gk_entry *e, con
     if (!file || stat(file, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2)
         return;
     same_file sf = {st.st_dev, st.st_ino, e, f};
-    GK_VEC_PUSH(ix->same, ix->nsame, ix->capsame, sf);
+    GK_VEC_PUSH(t->v, t->n, t->cap, sf);
 }
 
 /* The files the vetoed names (as PATH finds them) and files are on this
  * host. Offline nothing can be looked at: vetoes stay names and paths. */
-static void same_files_build(gk_exec_index *ix, const grant_policy *p)
+static void same_files_build(same_table *t, const grant_policy *p, gk_resolve_cache *cache)
 {
     if (p->ctx->target != GRANT_TARGET_HOST)
         return;
@@ -157,23 +166,54 @@ static void same_files_build(gk_exec_index *ix, const grant_policy *p)
             continue;
         for (size_t i = 0; i < f->exec.veto_names.n; i++) {
             char *w, *c;
-            gk_walk_head(p->ctx, f->exec.veto_names.v[i].key, NULL, NULL, &w, &c);
-            add_same(ix, c, &f->exec.veto_names.v[i], f);
+            gk_walk_head_cached(p->ctx, f->exec.veto_names.v[i].key, NULL, NULL, &w, &c, cache);
+            add_same(t, c, &f->exec.veto_names.v[i], f);
             free(w);
             free(c);
         }
         for (size_t i = 0; i < f->exec.veto_files.n; i++)
-            add_same(ix, f->exec.veto_files.v[i].key, &f->exec.veto_files.v[i], f);
+            add_same(t, f->exec.veto_files.v[i].key, &f->exec.veto_files.v[i], f);
     }
-    if (ix->nsame > 1)
-        qsort(ix->same, ix->nsame, sizeof(*ix->same), same_cmp);
+    if (t->n > 1)
+        qsort(t->v, t->n, sizeof(*t->v), same_cmp);
+}
+
+/* The table, made on first use (cache, may be NULL, answers its walk).
+ * The index is shared once built: racers each make one, the first
+ * published wins, the others free theirs (as the gate's index). */
+static const same_table *same_of(const gk_exec_index *ix, gk_resolve_cache *cache)
+{
+    gk_exec_index *mut = (gk_exec_index *)ix;
+    same_table *t = __atomic_load_n(&mut->same, __ATOMIC_ACQUIRE);
+    if (t)
+        return t;
+    same_table *made = gk_calloc(1, sizeof(*made));
+    same_files_build(made, ix->policy, cache);
+    if (__atomic_compare_exchange_n(&mut->same, &t, made, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return made;
+    free(made->v);
+    free(made);
+    return t;
+}
+
+void gk_exec_index_prime(const gk_exec_index *ix, gk_resolve_cache *cache)
+{
+    same_of(ix, cache);
 }
 
 const gk_entry *gk_exec_index_same_file(const gk_exec_index *ix, const char *canonical,
                                         const gk_layer **layer)
 {
+    if (!canonical || ix->policy->ctx->target != GRANT_TARGET_HOST)
+        return NULL; /* offline the table is empty, and nothing is looked at */
+    const same_table *made = __atomic_load_n(&ix->same, __ATOMIC_ACQUIRE);
+    if (made && !made->n)
+        return NULL;
     struct stat st;
-    if (!ix->nsame || !canonical || stat(canonical, &st) != 0)
+    /* Every file in the table is regular with two links or more: the
+     * same file has them too. */
+    if (stat(canonical, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2)
         return NULL;
     return gk_exec_index_same_id(ix, st.st_dev, st.st_ino, layer);
 }
@@ -181,10 +221,11 @@ const gk_entry *gk_exec_index_same_file(const gk_exec_index *ix, const char *can
 const gk_entry *gk_exec_index_same_id(const gk_exec_index *ix, uint64_t dev, uint64_t ino,
                                       const gk_layer **layer)
 {
-    if (!ix->nsame)
+    const same_table *t = same_of(ix, NULL);
+    if (!t->n)
         return NULL;
     same_file key = {(dev_t)dev, (ino_t)ino, NULL, NULL};
-    const same_file *hit = bsearch(&key, ix->same, ix->nsame, sizeof(*ix->same), same_cmp);
+    const same_file *hit = bsearch(&key, t->v, t->n, sizeof(*t->v), same_cmp);
     if (!hit)
         return NULL;
     if (layer)
@@ -192,10 +233,12 @@ const gk_entry *gk_exec_index_same_id(const gk_exec_index *ix, uint64_t dev, uin
     return hit->e;
 }
 
-gk_exec_index *gk_exec_index_build(const grant_policy *p)
+gk_exec_index *gk_exec_index_build(const grant_policy *p, gk_resolve_cache *cache)
 {
     gk_exec_index *ix = gk_calloc(1, sizeof(*ix));
-    same_files_build(ix, p);
+    ix->policy = p;
+    if (cache)
+        same_of(ix, cache);
     ix->usable = p->stack.n <= GK_EXEC_MAX_LAYERS;
     if (!ix->usable)
         return ix;
@@ -237,6 +280,8 @@ void gk_exec_index_free(gk_exec_index *ix)
     if (!ix)
         return;
     gk_pathmap_clear(&ix->keys);
+    if (ix->same)
+        free(ix->same->v);
     free(ix->same);
     free(ix->slots);
     free(ix->binds);
@@ -382,7 +427,7 @@ bool gk_exec_index_usable(const gk_exec_index *ix)
 
 bool gk_exec_index_has_same(const gk_exec_index *ix)
 {
-    return ix->nsame > 0;
+    return same_of(ix, NULL)->n > 0;
 }
 
 uint64_t gk_exec_index_dir_bits(const gk_exec_index *ix, const char *dir)

@@ -102,11 +102,11 @@ static void index_regions(gk_gate_index *ix, const gk_regions *r, size_t layer, 
     }
 }
 
-static gk_gate_index *index_build(const grant_policy *p)
+static gk_gate_index *index_build(const grant_policy *p, gk_resolve_cache *cache)
 {
     gk_gate_index *ix = gk_calloc(1, sizeof(*ix));
     gk_implicit_for(p->ctx, &ix->implicit);
-    ix->exec = gk_exec_index_build(p);
+    ix->exec = gk_exec_index_build(p, cache);
     ix->usable = p->stack.n <= GK_INDEX_MAX_LAYERS;
     gk_strvec_copy(&ix->sources, &p->protect);
     if (!ix->usable)
@@ -161,7 +161,7 @@ static void gate_index_free(gk_gate_index *ix)
     free(ix);
 }
 
-static const gk_gate_index *index_of(const grant_policy *p)
+static const gk_gate_index *index_of_cached(const grant_policy *p, gk_resolve_cache *cache)
 {
     /* A cache on a const policy: built once, then only read. Threads that
      * race to build it each build one; the first published wins and the
@@ -170,7 +170,7 @@ static const gk_gate_index *index_of(const grant_policy *p)
     gk_gate_index *ix = __atomic_load_n(&mut->gate_index, __ATOMIC_ACQUIRE);
     if (ix)
         return ix;
-    gk_gate_index *built = index_build(p);
+    gk_gate_index *built = index_build(p, cache);
     /* Every racer stores the same function: written before the index is
      * published, read only when an index is there to free. */
     __atomic_store_n(&mut->gate_index_free, gate_index_free, __ATOMIC_RELAXED);
@@ -179,6 +179,16 @@ static const gk_gate_index *index_of(const grant_policy *p)
         return built;
     gate_index_free(built);
     return ix;
+}
+
+static const gk_gate_index *index_of(const grant_policy *p)
+{
+    return index_of_cached(p, NULL);
+}
+
+void gk_gate_index_prime(const grant_policy *p, gk_resolve_cache *cache)
+{
+    gk_exec_index_prime(index_of_cached(p, cache)->exec, cache);
 }
 
 typedef struct masks {
@@ -793,6 +803,7 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
 {
     *walked = *canonical = NULL;
     bool host = ctx->target == GRANT_TARGET_HOST, win = ctx->target == GRANT_TARGET_WINDOWS;
+    bool seen = false; /* *walked was just stat'ed: it exists */
     if (!cwd)
         cwd = ctx->cwd ? ctx->cwd : win ? "C:/" : "/";
     gk_autofree char *win_head = win ? win_spelling(head, cwd) : NULL;
@@ -824,8 +835,10 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
                     /* Offline, nothing can be looked at: the first entry is
                      * where the name would be found. */
                     if (!host ||
-                        (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)))
+                        (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))) {
                         *walked = cand;
+                        seen = host;
+                    }
                     else
                         free(cand);
                 }
@@ -841,7 +854,7 @@ void gk_walk_head_cached(const grant_context *ctx, const char *head, const char 
     }
     char *c = cache ? gk_resolve_host_cached(*walked, cache) : gk_resolve_host(*walked);
     struct stat st;
-    if (c && stat(c, &st) == 0)
+    if (c && ((seen && strcmp(c, *walked) == 0) || stat(c, &st) == 0))
         *canonical = c;
     else
         free(c);

@@ -64,8 +64,11 @@ GK_HIDDEN void gk_walk_head_cached(const grant_context *ctx, const char *head,
 
 /* The compiled exec index (gate_exec.c), part of the gate's index. */
 typedef struct gk_exec_index gk_exec_index;
-GK_HIDDEN gk_exec_index *gk_exec_index_build(const grant_policy *p);
+/* cache (may be NULL) answers the PATH walk of the vetoed names. */
+GK_HIDDEN gk_exec_index *gk_exec_index_build(const grant_policy *p, gk_resolve_cache *cache);
 GK_HIDDEN void gk_exec_index_free(gk_exec_index *ix);
+/* Make the same-file table now if it is not made, its walk through cache. */
+GK_HIDDEN void gk_exec_index_prime(const gk_exec_index *ix, gk_resolve_cache *cache);
 /* The question asked of the index on resolved identities: the gate's
  * answer for q->argv1, for some argv[1], or only whether a veto (any
  * layer's) hits q. GRANT_ALLOWED or GRANT_DENIED (for GK_EXEC_VETO:
@@ -103,6 +106,10 @@ GK_HIDDEN uint64_t gk_exec_index_file_bits(const gk_exec_index *ix, const char *
 GK_HIDDEN void gk_scan_match_free(gk_scan_match *m);
 /* The policy's exec index (built on first use, like every check's). */
 GK_HIDDEN const gk_exec_index *gk_gate_exec_index(const grant_policy *p);
+/* Build the policy's index now if it is not built, its host look-ups
+ * through cache (a projection's, which has read the PATH directories
+ * already): the same index, fewer stats. */
+GK_HIDDEN void gk_gate_index_prime(const grant_policy *p, gk_resolve_cache *cache);
 /* Does a veto of any layer hit q (names, files, dirs, patterns, or the
  * same file as a vetoed program)? */
 GK_HIDDEN bool gk_gate_exec_vetoed(const grant_policy *p, const grant_exec_query *q);

@@ -4,6 +4,7 @@
 #include "gate/gate.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,7 @@ typedef struct lentry {
 
 typedef struct listing {
     char *real;         /* the directory's canonical path */
+    int fd;             /* the directory, open: its links are read relative to it */
     uint64_t dev;       /* its device: a regular entry's id is (dev, ino) */
     lentry *v;
     size_t n, cap;
@@ -228,6 +230,8 @@ static void listing_read(listing *l, DIR *dir)
 {
     struct stat ds;
     l->dev = fstat(dirfd(dir), &ds) == 0 ? (uint64_t)ds.st_dev : 0;
+    /* Kept past closedir: a readlink through it walks no path. */
+    l->fd = fcntl(dirfd(dir), F_DUPFD_CLOEXEC, 0);
     /* Every name in one block (a large directory costs one allocation, not
      * one per entry); the entries point into it once it is complete. */
     gk_buf names = {0};
@@ -301,6 +305,8 @@ static void scan_free(veto_scan *s)
     for (size_t k = 0; k < s->n; k++) {
         listing *l = s->v[k];
         free(l->real);
+        if (l->fd >= 0)
+            close(l->fd);
         for (size_t i = 0; i < l->n; i++)
             free(l->v[i].canon);
         free(l->names);
@@ -388,9 +394,12 @@ static const char *resolved_dir(veto_scan *s, const char *dir, gk_resolve_cache 
 static char *resolve_link(veto_scan *s, listing *l, lentry *e, gk_resolve_cache *cache,
                           uint64_t *dev, uint64_t *ino)
 {
-    gk_autofree char *in_real = gk_path_join(l->real, e->name);
+    /* The entry's own path only when something needs it spelled out. */
+    gk_autofree char *in_real = l->fd >= 0 ? NULL : gk_path_join(l->real, e->name);
     char target[4096];
-    ssize_t tn = e->type == DT_LNK ? readlink(in_real, target, sizeof(target) - 1) : -1;
+    ssize_t tn = e->type != DT_LNK ? -1
+                 : l->fd >= 0   ? readlinkat(l->fd, e->name, target, sizeof(target) - 1)
+                                : readlink(in_real, target, sizeof(target) - 1);
     if (tn > 0) {
         target[tn] = '\0';
         gk_autofree char *full =
@@ -417,6 +426,8 @@ static char *resolve_link(veto_scan *s, listing *l, lentry *e, gk_resolve_cache 
             }
         }
     }
+    if (!in_real)
+        in_real = gk_path_join(l->real, e->name);
     if (tn > 0)
         gk_resolve_cache_note_link(cache, in_real, target); /* not read again */
     char *c = gk_resolve_host_cached(in_real, cache);
@@ -560,6 +571,11 @@ static void veto_dir_entries(gk_projection *pr, scan_ask *a, veto_scan *s, const
         lentry *e = &l->v[i];
         if (e->name[0] == '.' && !hidden_too)
             continue;
+        /* A directory is no program: execve refuses it whatever its name
+         * (a zsh/ of modules in an admitted /usr/lib), and a directory in
+         * the veto list would read as a veto dir. */
+        if (e->type == DT_DIR)
+            continue;
         uint64_t dev, ino;
         /* An entry that is no link is its own canonical file, real/NAME:
          * its path is spelled out only when something needs it. */
@@ -679,21 +695,15 @@ static void layout_dirs(const char *dir, int depth, bool in_lib, gk_strvec *out)
 }
 
 /* The readable roots the layouts are looked for in, real spellings. */
-static void scan_roots(const gk_projection *pr, const grant_policy *p, gk_strvec *out,
-                       gk_resolve_cache *cache)
+static void scan_roots(const gk_projection *pr, gk_strvec *out, gk_resolve_cache *cache)
 {
     gk_strvec raw = {0};
     if (!pr->fs_restricted) {
         gk_strvec_push(&raw, "/");
     } else {
-        gk_implicit im;
-        gk_implicit_for(p->ctx, &im);
-        gk_strvec_copy(&raw, &im.read);
+        gk_strvec_copy(&raw, &pr->implicit.read); /* worked out before exec_lists */
         for (size_t i = 0; i < pr->read.n; i++)
             gk_strvec_push(&raw, pr->read.v[i].p.real);
-        gk_strvec_free(&im.read);
-        gk_strvec_free(&im.write);
-        gk_strvec_free(&im.devices);
     }
     for (size_t i = 0; i < raw.n; i++) {
         char *r = gk_resolve_host_cached(raw.v[i], cache);
@@ -811,7 +821,7 @@ static void veto_scan_host(gk_projection *pr, const grant_policy *p, veto_scan *
         gk_strvec_sort_unique(&dirs);
     } else {
         gk_strvec roots = {0};
-        scan_roots(pr, p, &roots, cache);
+        scan_roots(pr, &roots, cache);
         for (size_t i = 0; i < roots.n; i++)
             layout_dirs(roots.v[i], 2, false, &dirs);
         gk_strvec_free(&roots);
@@ -835,141 +845,190 @@ static void veto_scan_host(gk_projection *pr, const grant_policy *p, veto_scan *
     gk_scan_match_free(&a.m);
 }
 
-/* The exec admit and veto lists, from gate answers (grant-language.md §6):
- * every nameable command resolved via PATH, every file, every allow dir;
- * the canonical file of every vetoed name, file and pattern match found on
- * PATH, and the veto dirs. */
-static void exec_lists(gk_projection *pr, const grant_policy *p)
+/* The layers' exec keys, sorted and unique (borrowed from the layers),
+ * and the admitted dirs once worked out. */
+typedef struct exec_keys {
+    keylist names, files, dirs, veto_names, admitted;
+} exec_keys;
+
+static void exec_keys_free(exec_keys *k)
+{
+    free(k->names.v);
+    free(k->files.v);
+    free(k->dirs.v);
+    free(k->veto_names.v);
+    free(k->admitted.v);
+}
+
+/* Every layer's keys; the veto files and dirs go to the veto list at once
+ * (a file in its real directory on the host, and its canonical file). */
+static void collect_keys(gk_projection *pr, const grant_policy *p, exec_keys *k,
+                         gk_resolve_cache *cache)
 {
     const gk_stack *s = &p->stack;
     const grant_context *ctx = p->ctx;
-    keylist names = {0}, files = {0}, dirs = {0}, veto_names = {0}, admitted = {0};
-    /* One moment's view of the host for every name resolved here. */
-    gk_resolve_cache cache = {0};
-    veto_scan scan = {0};
-    bool scanning = scan_wanted(p);
-    if (scanning)
-        scan_path_dirs(p, &scan, &cache);
     for (size_t i = 0; i < s->n; i++) {
         const gk_layer *f = s->v[i];
         if (!f->has_exec)
             continue;
         pr->exec_restricted |= f->exec.has_allow;
-        for (size_t k = 0; k < f->exec.names.n; k++)
-            GK_VEC_PUSH(names.v, names.n, names.cap, f->exec.names.v[k].key);
-        for (size_t k = 0; k < f->exec.files.n; k++)
-            GK_VEC_PUSH(files.v, files.n, files.cap, f->exec.files.v[k].key);
-        for (size_t k = 0; k < f->exec.dirs.n; k++)
-            GK_VEC_PUSH(dirs.v, dirs.n, dirs.cap, f->exec.dirs.v[k].key);
-        for (size_t k = 0; k < f->exec.veto_names.n; k++)
-            GK_VEC_PUSH(veto_names.v, veto_names.n, veto_names.cap,
-                        f->exec.veto_names.v[k].key);
-        for (size_t k = 0; k < f->exec.veto_files.n; k++) {
-            const char *vf = f->exec.veto_files.v[k].key;
+        for (size_t n = 0; n < f->exec.names.n; n++)
+            GK_VEC_PUSH(k->names.v, k->names.n, k->names.cap, f->exec.names.v[n].key);
+        for (size_t n = 0; n < f->exec.files.n; n++)
+            GK_VEC_PUSH(k->files.v, k->files.n, k->files.cap, f->exec.files.v[n].key);
+        for (size_t n = 0; n < f->exec.dirs.n; n++)
+            GK_VEC_PUSH(k->dirs.v, k->dirs.n, k->dirs.cap, f->exec.dirs.v[n].key);
+        for (size_t n = 0; n < f->exec.veto_names.n; n++)
+            GK_VEC_PUSH(k->veto_names.v, k->veto_names.n, k->veto_names.cap,
+                        f->exec.veto_names.v[n].key);
+        for (size_t n = 0; n < f->exec.veto_files.n; n++) {
+            const char *vf = f->exec.veto_files.v[n].key;
             gk_strvec_push_take(&pr->exec_veto, ctx->target == GRANT_TARGET_HOST
-                                                    ? in_real_dir(gk_strdup(vf), &cache)
+                                                    ? in_real_dir(gk_strdup(vf), cache)
                                                     : gk_strdup(vf));
-            take_both(&pr->exec_veto, NULL, canonical_of(ctx, vf, &cache));
+            take_both(&pr->exec_veto, NULL, canonical_of(ctx, vf, cache));
         }
-        for (size_t k = 0; k < f->exec.veto_dirs.n; k++)
-            gk_strvec_push(&pr->exec_veto, f->exec.veto_dirs.v[k].key);
+        for (size_t n = 0; n < f->exec.veto_dirs.n; n++)
+            gk_strvec_push(&pr->exec_veto, f->exec.veto_dirs.v[n].key);
     }
-    keys_sort_unique(&names);
-    keys_sort_unique(&files);
-    keys_sort_unique(&dirs);
-    keys_sort_unique(&veto_names);
+    keys_sort_unique(&k->names);
+    keys_sort_unique(&k->files);
+    keys_sort_unique(&k->dirs);
+    keys_sort_unique(&k->veto_names);
+}
 
-    /* Offline for macOS, nothing says which PATH dir holds a name on the
-     * Mac: a stock one has git in /usr/bin and rg in /opt/homebrew/bin. A
-     * name is admitted wherever the PATH walk can find it. */
-    bool every_dir = ctx->target == GRANT_TARGET_MACOS && ctx->path;
-    for (size_t i = 0; i < names.n; i++) {
-        if (every_dir) {
-            gk_autofree char *list = gk_strdup(ctx->path);
-            char *save = NULL;
-            for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-                if (d[0] != '/')
-                    continue;
-                char *w = gk_path_join(d, names.v[i]);
-                char *c = gk_canonicalize(ctx, w);
-                if (admitted_for_some_argv1(p, names.v[i], w, c)) {
-                    take_both(&pr->exec_admit, w, c);
-                } else {
-                    free(w);
-                    free(c);
-                }
-            }
+/* Offline for macOS, nothing says which PATH dir holds a name on the Mac:
+ * a stock one has git in /usr/bin and rg in /opt/homebrew/bin. A name is
+ * admitted wherever the PATH walk can find it. */
+static void admit_name_every_dir(gk_projection *pr, const grant_policy *p, const char *name)
+{
+    gk_autofree char *list = gk_strdup(p->ctx->path);
+    char *save = NULL;
+    for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/')
             continue;
-        }
-        char *w, *c;
-        gk_walk_head_cached(ctx, names.v[i], NULL, NULL, &w, &c, &cache);
-        if (w && admitted_for_some_argv1(p, names.v[i], w, c)) {
+        char *w = gk_path_join(d, name);
+        char *c = gk_canonicalize(p->ctx, w);
+        if (admitted_for_some_argv1(p, name, w, c)) {
             take_both(&pr->exec_admit, w, c);
         } else {
             free(w);
             free(c);
         }
     }
-    for (size_t i = 0; i < files.n; i++) {
-        char *c = canonical_of(ctx, files.v[i], &cache);
-        if (admitted_for_some_argv1(p, files.v[i], files.v[i], c)) {
-            gk_strvec_push(&pr->exec_admit, files.v[i]);
-            take_both(&pr->exec_admit, NULL, c);
-        } else {
-            free(c);
+}
+
+/* Every nameable command resolved via PATH, every file, every allow dir
+ * the gate admits. */
+static void admit_lists(gk_projection *pr, const grant_policy *p, exec_keys *k, bool every_dir,
+                        gk_resolve_cache *cache)
+{
+    const grant_context *ctx = p->ctx;
+    for (size_t i = 0; i < k->names.n; i++) {
+        if (every_dir) {
+            admit_name_every_dir(pr, p, k->names.v[i]);
+            continue;
         }
-    }
-    for (size_t i = 0; i < dirs.n; i++) {
-        /* A dir is admitted when a fresh name walked inside it is. */
-        char *probe = gk_path_join(dirs.v[i], "gk-probe");
-        if (admitted_for_some_argv1(p, probe, probe, probe)) {
-            gk_strvec_push(&pr->exec_admit, dirs.v[i]);
-            GK_VEC_PUSH(admitted.v, admitted.n, admitted.cap, dirs.v[i]);
-        }
-        free(probe);
-    }
-    for (size_t i = 0; i < veto_names.n && every_dir; i++) {
-        /* Vetoed in every PATH dir too (the name regexes catch the rest). */
-        gk_autofree char *list = gk_strdup(ctx->path);
-        char *save = NULL;
-        for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
-            if (d[0] == '/') {
-                char *w = gk_path_join(d, veto_names.v[i]);
-                take_both(&pr->exec_veto, w, gk_canonicalize(ctx, w));
-            }
-    }
-    for (size_t i = 0; i < veto_names.n && !every_dir; i++) {
         char *w, *c;
-        gk_walk_head_cached(ctx, veto_names.v[i], NULL, NULL, &w, &c, &cache);
-        if (w && gk_has_prefix(w, "/")) {
-            take_both(&pr->exec_veto, in_real_dir(w, &cache), c);
+        gk_walk_head_cached(ctx, k->names.v[i], NULL, NULL, &w, &c, cache);
+        if (w && admitted_for_some_argv1(p, k->names.v[i], w, c)) {
+            take_both(&pr->exec_admit, w, c);
         } else {
             free(w);
             free(c);
         }
     }
+    for (size_t i = 0; i < k->files.n; i++) {
+        char *c = canonical_of(ctx, k->files.v[i], cache);
+        if (admitted_for_some_argv1(p, k->files.v[i], k->files.v[i], c)) {
+            gk_strvec_push(&pr->exec_admit, k->files.v[i]);
+            take_both(&pr->exec_admit, NULL, c);
+        } else {
+            free(c);
+        }
+    }
+    for (size_t i = 0; i < k->dirs.n; i++) {
+        /* A dir is admitted when a fresh name walked inside it is. */
+        char *probe = gk_path_join(k->dirs.v[i], "gk-probe");
+        if (admitted_for_some_argv1(p, probe, probe, probe)) {
+            gk_strvec_push(&pr->exec_admit, k->dirs.v[i]);
+            GK_VEC_PUSH(k->admitted.v, k->admitted.n, k->admitted.cap, k->dirs.v[i]);
+        }
+        free(probe);
+    }
+}
+
+/* The canonical file of every vetoed name found on PATH (offline for
+ * macOS: the name in every PATH dir; the name regexes catch the rest). */
+static void veto_name_list(gk_projection *pr, const grant_policy *p, const exec_keys *k,
+                           bool every_dir, gk_resolve_cache *cache)
+{
+    const grant_context *ctx = p->ctx;
+    for (size_t i = 0; i < k->veto_names.n; i++) {
+        if (every_dir) {
+            gk_autofree char *list = gk_strdup(ctx->path);
+            char *save = NULL;
+            for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save))
+                if (d[0] == '/') {
+                    char *w = gk_path_join(d, k->veto_names.v[i]);
+                    take_both(&pr->exec_veto, w, gk_canonicalize(ctx, w));
+                }
+            continue;
+        }
+        char *w, *c;
+        gk_walk_head_cached(ctx, k->veto_names.v[i], NULL, NULL, &w, &c, cache);
+        if (w && gk_has_prefix(w, "/")) {
+            take_both(&pr->exec_veto, in_real_dir(w, cache), c);
+        } else {
+            free(w);
+            free(c);
+        }
+    }
+}
+
+/* The overlap of an admitted prefix and a writable region: a file written
+ * there can then be executed. */
+static void deputies(gk_projection *pr)
+{
+    if (!pr->exec_restricted || !pr->fs_restricted)
+        return;
+    for (size_t i = 0; i < pr->exec_admit.n; i++)
+        for (size_t w = 0; w < pr->write.n; w++) {
+            const char *a = pr->exec_admit.v[i], *wr = pr->write.v[w].p.real;
+            if (gk_path_within(a, wr))
+                gk_strvec_push(&pr->deputy, a);
+            else if (gk_path_within(wr, a))
+                gk_strvec_push(&pr->deputy, wr);
+        }
+    gk_strvec_sort_unique(&pr->deputy);
+}
+
+/* The exec admit and veto lists, from gate answers (grant-language.md §6):
+ * every nameable command resolved via PATH, every file, every allow dir;
+ * the canonical file of every vetoed name, file and pattern match found on
+ * PATH, and the veto dirs. */
+static void exec_lists(gk_projection *pr, const grant_policy *p)
+{
+    /* One moment's view of the host for every name resolved here. */
+    gk_resolve_cache cache = {0};
+    veto_scan scan = {0};
+    exec_keys k = {0};
+    bool scanning = scan_wanted(p);
+    if (scanning) {
+        scan_path_dirs(p, &scan, &cache);
+        /* The gate's walk of the vetoed names then reads the listings. */
+        gk_gate_index_prime(p, &cache);
+    }
+    collect_keys(pr, p, &k, &cache);
+    bool every_dir = p->ctx->target == GRANT_TARGET_MACOS && p->ctx->path;
+    admit_lists(pr, p, &k, every_dir, &cache);
+    veto_name_list(pr, p, &k, every_dir, &cache);
     if (scanning)
-        veto_scan_host(pr, p, &scan, &admitted, &cache);
+        veto_scan_host(pr, p, &scan, &k.admitted, &cache);
     gk_strvec_sort_unique(&pr->exec_admit);
     gk_strvec_sort_unique(&pr->exec_veto);
-    if (pr->exec_restricted && pr->fs_restricted) {
-        for (size_t i = 0; i < pr->exec_admit.n; i++)
-            for (size_t w = 0; w < pr->write.n; w++) {
-                /* The overlap of an admitted prefix and a writable region:
-                 * a file written there can then be executed. */
-                const char *a = pr->exec_admit.v[i], *wr = pr->write.v[w].p.real;
-                if (gk_path_within(a, wr))
-                    gk_strvec_push(&pr->deputy, a);
-                else if (gk_path_within(wr, a))
-                    gk_strvec_push(&pr->deputy, wr);
-            }
-        gk_strvec_sort_unique(&pr->deputy);
-    }
-    free(names.v);
-    free(files.v);
-    free(dirs.v);
-    free(veto_names.v);
-    free(admitted.v);
+    deputies(pr);
+    exec_keys_free(&k);
     gk_resolve_cache_free(&cache);
     scan_free(&scan); /* after the cache, which borrows its listings */
 }
@@ -1046,12 +1105,13 @@ gk_projection *gk_projection_build(const grant_policy *p)
     pinned_dirs(pr);
     pr->net = gk_decide_gate(s, "net") == GK_TRI_TRUE;
     pr->net_list = gk_stack_net(s, &pr->net_allow, &pr->net_deny) == GK_TRI_NONE;
+    /* Once, before the veto scan reads its roots from it. */
+    pr->has_implicit = p->ctx->implicit;
+    gk_implicit_for(p->ctx, &pr->implicit);
     exec_lists(pr, p);
     /* Every source file read while compiling is readonly for the command
      * (cli.md): a confined command can read but never rewrite its policy. */
     gk_strvec_copy(&pr->protect, &p->protect);
-    pr->has_implicit = p->ctx->implicit;
-    gk_implicit_for(p->ctx, &pr->implicit);
     return pr;
 }
 

@@ -425,21 +425,19 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_m
  * run creates and removes none (placeholders.h). Held exclusive for 30 s:
  * refused, as a run that went ahead unlocked could have its masks removed
  * by the next one to clean up. */
-static bool lock_placeholders(gk_placeholders *ph, grant_diags *notes, gk_launch_result *out)
+int gk_launch_lock(const gk_launch_opts *o, gk_placeholders *ph, int *lock_rc,
+                   gk_launch_result *out)
 {
-    int rc = gk_placeholders_lock(ph);
-    if (rc == -ETIMEDOUT) {
+    ph->lock_fd = -1;
+    ph->dir = NULL;
+    *lock_rc = o->dry_run ? 0 : gk_placeholders_lock(ph);
+    if (*lock_rc == -ETIMEDOUT) {
         fail(out, GK_RUN_FAILED,
              gk_strdup("placeholders: the lock in the runtime directory stayed held by a "
                        "cleanup for 30 s (GRANTKIT_RUNTIME_DIR, grantrun(1)); nothing ran"));
-        return false;
+        return 0;
     }
-    if (rc < 0)
-        gk_diag_file(notes, GK_NOTE, "grantrun",
-                     "placeholders: no lock in the runtime directory (%s): any placeholder bwrap "
-                     "creates for this run stays on the host",
-                     strerror(-rc));
-    return true;
+    return 1;
 }
 
 /* ---- one launch, step by step ------------------------------------------ */
@@ -700,7 +698,6 @@ static void net_teardown(envelope *e, gk_launch_result *out)
 static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_opts *o,
                           grant_diags *notes, gk_launch_result *out)
 {
-    e->pr = gk_projection_build(p);
     gk_launch_env le = {o->env, o->tty, o->scratch ? o->scratch_at : NULL, o->scratch};
     if (o->net_decide) {
         e->net_allowlist = true;
@@ -1024,12 +1021,37 @@ static bool prepared(envelope *e, const gk_launch_opts *o, gk_launch_result *out
     return rc == 0;
 }
 
-int gk_launch(const grant_policy *p, const gk_launch_opts *given, grant_diags *notes,
+int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
               gk_buf *described, gk_launch_result *out)
 {
     memset(out, 0, sizeof(*out));
-    if (!p || !given || !given->argv || given->argc == 0 || !given->bwrap || !given->helper)
+    if (!p || !o || !o->argv || o->argc == 0 || !o->bwrap || !o->helper)
         return -EINVAL;
+    if (gk_target_is_offline(gk_policy_context(p)))
+        return -EINVAL; /* paths frozen for another machine */
+    int rc = gk_launch_gate(p, o, out);
+    if (rc <= 0)
+        return rc;
+    gk_placeholders ph;
+    int lock_rc;
+    if (!gk_launch_lock(o, &ph, &lock_rc, out))
+        return 0;
+    return gk_launch_planned(p, o, &ph, lock_rc, gk_projection_build(p), notes, described, out);
+}
+
+int gk_launch_planned(const grant_policy *p, const gk_launch_opts *given, gk_placeholders *ph,
+                      int lock_rc, gk_projection *pr, grant_diags *notes, gk_buf *described,
+                      gk_launch_result *out)
+{
+    envelope e;
+    envelope_init(&e);
+    e.pr = pr;
+    if (!p || !given || !given->argv || given->argc == 0 || !given->bwrap || !given->helper ||
+        gk_target_is_offline(gk_policy_context(p))) {
+        gk_placeholders_release(ph);
+        envelope_free(&e);
+        return -EINVAL;
+    }
     /* A policy with destination lists: the gate decides each connection. */
     gk_launch_opts eff = *given;
     if (!eff.net_decide && grant_policy_net_mode(p) == GRANT_NET_LIST) {
@@ -1037,21 +1059,17 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *given, grant_diags *n
         eff.net_ctx = (void *)p;
     }
     const gk_launch_opts *o = &eff;
-    if (gk_target_is_offline(gk_policy_context(p)))
-        return -EINVAL; /* paths frozen for another machine */
-    int rc = gk_launch_gate(p, o, out);
-    if (rc <= 0)
-        return rc;
-
-    envelope e;
-    envelope_init(&e);
-    /* Held from before the plan looks at the host until the envelope has
-     * ended: no run removes a placeholder another still masks. */
-    gk_placeholders ph = {-1, NULL};
-    if ((o->dry_run || lock_placeholders(&ph, notes, out)) &&
-        plan_envelope(&e, p, o, notes, out)) {
+    if (lock_rc < 0 && lock_rc != -ETIMEDOUT)
+        gk_diag_file(notes, GK_NOTE, "grantrun",
+                     "placeholders: no lock in the runtime directory (%s): any placeholder bwrap "
+                     "creates for this run stays on the host",
+                     strerror(-lock_rc));
+    /* The lock (ph) was taken before the projection looked at the host and
+     * is held until the envelope has ended: no run removes a placeholder
+     * another still masks. */
+    if (plan_envelope(&e, p, o, notes, out)) {
         fill_invocation(&e, o);
-        gk_placeholders_mask(&ph, &e.plan, &e.call.slot);
+        gk_placeholders_mask(ph, &e.plan, &e.call.slot);
         if (o->net_decide && !net_setup(&e, o, out)) {
             /* out says why; nothing ran */
         } else if (o->dry_run) {
@@ -1062,12 +1080,12 @@ int gk_launch(const grant_policy *p, const gk_launch_opts *given, grant_diags *n
             /* out says why */
         } else if (bwrap_descriptors(&e, out) && helper_descriptors(&e, out) &&
                    spawn_descriptors(&e, o, out)) {
-            gk_placeholders_make(&ph, &e.plan);
+            gk_placeholders_make(ph, &e.plan);
             spawn_and_wait(&e, o, out);
         }
     }
     net_teardown(&e, out);
-    gk_placeholders_release(&ph);
+    gk_placeholders_release(ph);
     envelope_free(&e);
     return 0;
 }

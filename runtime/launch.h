@@ -18,6 +18,7 @@
 #include "grant/grant.h"
 #include "common/util.h"
 #include "runtime/proxy.h"
+#include "runtime/placeholders.h"
 
 /* grantrun's exit statuses (cli.md). */
 enum {
@@ -80,6 +81,19 @@ typedef struct gk_launch_result {
 GK_HIDDEN int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
                         gk_buf *described, gk_launch_result *out);
 GK_HIDDEN void gk_launch_result_clear(gk_launch_result *r);
+/* gk_launch after its gate, in two steps, for a caller that needs the
+ * projection before the plan (gk_level_choose builds it once for both):
+ * gk_launch_lock takes the placeholders' shared lock unless o->dry_run
+ * (placeholders.h: before anything looks at the host); 1, *lock_rc its
+ * answer, or 0 when out says why nothing may run (the lock stayed held by
+ * a cleanup). Then the caller builds the projection, and
+ * gk_launch_planned takes ph and pr (released and freed in every case)
+ * and runs as gk_launch does. */
+GK_HIDDEN int gk_launch_lock(const gk_launch_opts *o, gk_placeholders *ph, int *lock_rc,
+                             gk_launch_result *out);
+GK_HIDDEN int gk_launch_planned(const grant_policy *p, const gk_launch_opts *o,
+                                gk_placeholders *ph, int lock_rc, gk_projection *pr,
+                                grant_diags *notes, gk_buf *described, gk_launch_result *out);
 /* In a launched child before its exec: with o->redirect_stdio, fds 0-2
  * become o->stdio (shared by both levels' launchers); _exit(125) when
  * that fails. */

@@ -84,6 +84,8 @@ enum { HFD_LANDLOCK = 3, HFD_SECCOMP = 4, HFD_MOUNT = 5, HFD_UNIX = 6, HFD_STATU
 
 #define PRIVATE_TMP_TEMPLATE "grantkit-run-XXXXXX"
 
+static void probe_reap(pid_t pid);
+
 void gk_level_result_clear(gk_level_result *r)
 {
     gk_launch_result_clear(&r->run);
@@ -91,6 +93,9 @@ void gk_level_result_clear(gk_level_result *r)
         gk_enforcement_clear(&r->record);
     if (r->pr)
         gk_projection_free(r->pr);
+    if (r->held)
+        gk_placeholders_release(&r->ph);
+    probe_reap(r->probe_pid);
     memset(r, 0, sizeof(*r));
 }
 
@@ -156,6 +161,12 @@ static void __attribute__((noreturn)) probe_child(bool net, bool light, int repo
         if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
             goto out;
     }
+    /* Said before the exit: the parent need not wait for the namespaces
+     * to be torn down. */
+    unsigned char ok[2] = {0, 0};
+    if (write(report_fd, ok, 2) < 0) {
+        /* the parent sees the exit status */
+    }
     _exit(0);
 out:;
     int err = errno;
@@ -166,28 +177,24 @@ out:;
     _exit(1);
 }
 
-static int probe(bool net, bool light, char **why);
+/* A probe under way: the child works while the parent goes on (the
+ * projection, about as long), so its cost is hidden on a second core, and
+ * a network namespace it made is gone before bwrap makes its own. */
+typedef struct probe_run {
+    pid_t pid;      /* -1: none started; why says why, if anything */
+    int fd;
+    char *why;
+} probe_run;
 
-int gk_level_probe_namespaces(bool net, char **why)
+static void probe_start(bool net, bool light, probe_run *r)
 {
-    return probe(net, false, why);
-}
-
-int gk_level_probe_user_mount(char **why)
-{
-    return probe(true, true, why);
-}
-
-static int probe(bool net, bool light, char **why)
-{
-    static const char *const steps[] = {"", "a new user namespace", "the user namespace's id maps",
-                                        "making / a slave mount (mount propagation)",
-                                        "a tmpfs mount", "bringing up loopback"};
-    *why = NULL;
+    r->pid = -1;
+    r->fd = -1;
+    r->why = NULL;
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) {
-        *why = gk_printf("cannot probe: pipe: %s", strerror(errno));
-        return 0;
+        r->why = gk_printf("cannot probe: pipe: %s", strerror(errno));
+        return;
     }
     pid_t pid = fork();
     if (pid == 0) {
@@ -197,18 +204,38 @@ static int probe(bool net, bool light, char **why)
     close(p[1]);
     if (pid < 0) {
         close(p[0]);
-        *why = gk_printf("cannot probe: fork: %s", strerror(errno));
-        return 0;
+        r->why = gk_printf("cannot probe: fork: %s", strerror(errno));
+        return;
     }
+    r->pid = pid;
+    r->fd = p[0];
+}
+
+/* 1 when the namespaces can be made; 0, *why says what failed. A child
+ * that said yes may still be exiting: with reap_later its pid stays in r
+ * for probe_reap, else it is waited for here. */
+static int probe_finish(probe_run *r, bool reap_later, char **why)
+{
+    static const char *const steps[] = {"", "a new user namespace", "the user namespace's id maps",
+                                        "making / a slave mount (mount propagation)",
+                                        "a tmpfs mount", "bringing up loopback"};
+    *why = r->why;
+    r->why = NULL;
+    if (r->pid < 0)
+        return 0;
     unsigned char b[2] = {0, 0};
     ssize_t got;
     do
-        got = read(p[0], b, 2);
+        got = read(r->fd, b, 2);
     while (got < 0 && errno == EINTR);
-    close(p[0]);
+    close(r->fd);
+    r->fd = -1;
+    if (got == 2 && b[0] == 0 && reap_later)
+        return 1;
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR)
         ;
+    r->pid = -1;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 1;
     if (got == 2 && b[0] >= 1 && b[0] <= 5)
@@ -217,6 +244,29 @@ static int probe(bool net, bool light, char **why)
     else
         *why = gk_strdup("user namespaces are refused here: the probe failed");
     return 0;
+}
+
+static void probe_reap(pid_t pid)
+{
+    while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+static int probe(bool net, bool light, char **why)
+{
+    probe_run r;
+    probe_start(net, light, &r);
+    return probe_finish(&r, false, why);
+}
+
+int gk_level_probe_namespaces(bool net, char **why)
+{
+    return probe(net, false, why);
+}
+
+int gk_level_probe_user_mount(char **why)
+{
+    return probe(true, true, why);
 }
 
 /* ---- the landlock level's ruleset ----------------------------------------- */
@@ -1163,6 +1213,38 @@ static void derive(grant_enforcement *e, const grant_policy *p, const gk_project
     gk_enforcement_derive(p, pr, level, &h, e);
 }
 
+/* The gate's answer (1 go on, else gk_launch_gate's), and for a command
+ * it admits the projection, built under the lock the namespaces plan
+ * needs (placeholders.h; taken unless landlock is asked for, and let go
+ * by a landlock level chosen later). auto's probe is started first and
+ * asked once the projection is built: the child makes its namespaces (the
+ * network one the dearest) on another core meanwhile, and they are gone
+ * before bwrap makes its own. The network namespace is probed when bwrap
+ * will make one (the projection's net, decided here the same way). */
+static int choose_start(const grant_policy *p, const gk_level_opts *o, gk_level_result *out,
+                        gk_projection **pr, int *probed, char **probe_why)
+{
+    const gk_launch_opts *lo = &o->launch;
+    bool probing = o->level != GK_LEVEL_NAMESPACES && o->level != GK_LEVEL_LANDLOCK &&
+                   lo->bwrap && !o->namespaces_proven && !o->namespaces_refused_why;
+    probe_run pb = {-1, -1, NULL};
+    if (probing)
+        probe_start(gk_decide_gate(&p->stack, "net") == GK_TRI_TRUE, false, &pb);
+    int rc = gk_launch_gate(p, lo, &out->run);
+    if (rc > 0 && o->level != GK_LEVEL_LANDLOCK) {
+        if (gk_launch_lock(lo, &out->ph, &out->lock_rc, &out->run))
+            out->held = true;
+        else
+            rc = 0;
+    }
+    *pr = rc > 0 ? gk_projection_build(p) : NULL;
+    if (probing) {
+        *probed = probe_finish(&pb, true, probe_why);
+        out->probe_pid = pb.pid; /* reaped with the result */
+    }
+    return rc;
+}
+
 int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_result *out)
 {
     memset(out, 0, sizeof(*out));
@@ -1171,11 +1253,12 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
         return -EINVAL;
     if (gk_target_is_offline(gk_policy_context(p)))
         return -EINVAL;
-    int rc = gk_launch_gate(p, lo, &out->run);
+    gk_projection *pr = NULL;
+    gk_autofree char *probe_why = NULL;
+    int probed = 0;
+    int rc = choose_start(p, o, out, &pr, &probed, &probe_why);
     if (rc <= 0)
         return rc;
-
-    gk_projection *pr = gk_projection_build(p);
     int abi = gk_enforcement_host_abi();
     grant_level level = GRANT_LEVEL_NAMESPACES;
     gk_autofree char *reason = NULL;
@@ -1195,7 +1278,7 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
         else if (o->namespaces_refused_why)
             ns = false, why = gk_strdup(o->namespaces_refused_why);
         else
-            ns = gk_level_probe_namespaces(pr->net, &why);
+            ns = probed, why = probe_why, probe_why = NULL;
         if (!lo->bwrap)
             why = gk_strdup("no bubblewrap (bwrap) on PATH");
         if (ns) {
@@ -1255,6 +1338,10 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
         return 0;
     }
     out->pr = pr;
+    if (level == GRANT_LEVEL_LANDLOCK && out->held) {
+        gk_placeholders_release(&out->ph);
+        out->held = false;
+    }
     return 1;
 }
 
@@ -1270,8 +1357,22 @@ int gk_level_launch(const grant_policy *p, const gk_level_opts *o, grant_diags *
                          out->record.v[i].rule,
                          out->record.v[i].why ? out->record.v[i].why : "");
     gk_launch_result_clear(&out->run);
-    if (out->record.level == GRANT_LEVEL_NAMESPACES)
-        return gk_launch(p, lo, notes, described, &out->run);
+    if (out->record.level == GRANT_LEVEL_NAMESPACES) {
+        /* Both go to the launch, which releases and frees them. */
+        gk_placeholders ph = {-1, NULL};
+        if (out->held)
+            ph = out->ph;
+        gk_projection *pr = out->pr;
+        out->pr = NULL;
+        out->held = false;
+        int rc = gk_launch_gate(p, lo, &out->run);
+        if (rc <= 0) {
+            gk_placeholders_release(&ph);
+            gk_projection_free(pr);
+            return rc;
+        }
+        return gk_launch_planned(p, lo, &ph, out->lock_rc, pr, notes, described, &out->run);
+    }
     /* Landlock missing, --processes for root: refused by the record unless
      * --allow-degraded (the helper still refuses a ruleset it cannot
      * create). */

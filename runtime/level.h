@@ -55,6 +55,12 @@ typedef struct gk_level_result {
     bool have_record;       /* a level was chosen (also when the run was refused) */
     grant_enforcement record;
     gk_projection *pr;      /* between gk_level_choose and gk_level_launch */
+    /* The namespaces level's placeholders lock (gk_launch_lock), taken
+     * before pr was built and handed to the launch with it. */
+    bool held;
+    gk_placeholders ph;
+    int lock_rc;
+    pid_t probe_pid;        /* auto's probe child, said yes, not reaped yet (0: none) */
 } gk_level_result;
 
 /* Choose the level, derive its record, run (or describe). Returns 0 with

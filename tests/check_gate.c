@@ -1172,7 +1172,9 @@ static void check_projection(const char *file, const char *dir, gk_buf *report, 
  * (gk_gate_exec_vetoed_id); the two lists must be equal, on a tree with
  * every kind of entry (links in the same directory, into another listed
  * one, through a chain, dangling, looping, a hard link of a vetoed file,
- * hidden files, a PATH spelling through a linked directory). */
+ * hidden files, a PATH spelling through a linked directory, directories
+ * named as vetoed programs). A directory is no program (execve refuses
+ * it): neither side lists one. */
 
 static void oracle_dir(const grant_policy *p, const char *d, bool on_path, bool hidden,
                        gk_strvec *out)
@@ -1184,7 +1186,7 @@ static void oracle_dir(const grant_policy *p, const char *d, bool on_path, bool 
     struct dirent *e;
     while ((e = readdir(dir))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-            (e->d_name[0] == '.' && !hidden))
+            (e->d_name[0] == '.' && !hidden) || e->d_type == DT_DIR)
             continue;
         char *w = gk_path_join(d, e->d_name);
         char *c = gk_resolve_host(w);
@@ -1230,7 +1232,8 @@ static void oracle_tree(const grant_policy *p, const char *d, gk_strvec *out)
 static void scan_tree_make(const char *dir)
 {
     static const char *const dirs[] = {"usr/bin", "etc/alt", "lib/tool/bin", "opt/a/b/c/d",
-                                       "home", "tmp", "w"};
+                                       "home", "tmp", "w", "opt/a/b/zsh", "usr/bin/python-lib",
+                                       "lib/tool/bin/bash"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
         gk_autofree char *cmd = gk_printf("mkdir -p '%s/%s'", dir, dirs[i]);
         ck_assert_int_eq(system(cmd), 0);
@@ -1238,7 +1241,8 @@ static void scan_tree_make(const char *dir)
     static const char *const files[] = {"usr/bin/bash", "usr/bin/ok1", "usr/bin/vetofile",
                                         "usr/bin/python3.11", "usr/bin/.zsh", "lib/tool/bin/zsh",
                                         "lib/tool/bin/fine", "opt/a/b/c/d/lto-wrapper",
-                                        "opt/a/b/c/d/.cc1", "opt/a/b/c/d/plain"};
+                                        "opt/a/b/c/d/.cc1", "opt/a/b/c/d/plain",
+                                        "opt/a/b/zsh/module.so"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         gk_autofree char *f = gk_path_join(dir, files[i]);
         gk_test_write(f, "x\n", 0755);
