@@ -432,7 +432,7 @@ static void classify(child *c, const gk_launch_result *lr, const struct rusage *
                        (long long)ru->ru_stime.tv_sec * 1000 + ru->ru_stime.tv_usec / 1000;
     if (lr->timed_out) {
         r->failure = GK_FAIL_TIMEOUT;
-        r->exit_code = -1;
+        r->exit_code = lr->command_status;
         free(r->error_message);
         r->error_message = gk_printf("timed out after %lld ms: SIGTERM to the command, SIGKILL "
                                      "200 ms later to what was left",

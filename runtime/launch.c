@@ -902,6 +902,11 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
     out->timed_out = timed_out;
     out->started = started && !gk_has_prefix(after, "setup ") && !gk_has_prefix(after, "exec ");
     if (timed_out) {
+        /* frame-protocol.md §3b: exitCode is the command's status, 128+N
+         * for the signal that ended it, also after a timeout. */
+        out->command_status = !out->started  ? -1
+                              : WIFEXITED(st) ? WEXITSTATUS(st)
+                                              : 128 + WTERMSIG(st);
         fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
     } else if (gk_has_prefix(report, "bwrap-exec ")) {
         int err = atoi(report + 11);

@@ -817,7 +817,9 @@ static void timeout_is_124(bool as_user)
     run r = isolated(as_user, args, "echo started; sleep 30");
     ck_assert_msg(r.status == 124, "status %d: %s", r.status, r.err);
     ck_assert_str_eq(r.out, "started\n");
-    ck_assert_msg(strstr(r.err, "grantrun: timeout (exitCode null"), "%s", r.err);
+    /* frame-protocol.md §3b: the command's status after the timeout's
+     * SIGTERM (143; 137 had it needed the SIGKILL), not null: it ran. */
+    ck_assert_msg(strstr(r.err, "grantrun: timeout (exitCode 143"), "%s", r.err);
     run_free(&r);
 }
 

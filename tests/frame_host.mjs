@@ -555,15 +555,15 @@ t('json diff cut by whole entries with omitted', async () => {
 t('timeout: SIGTERM to the namespace, reported by the child', async () => {
   const r = await runFrame({ req: sh('sleep 30', { execution: { timeoutMs: 300 } }) });
   const x = valid(r, { kind: 'timeout' });
-  // §3b: 128+N for a command killed by signal N; grantrun reports null (the
-  // status it waits for is the envelope's, not the command's): either.
-  expect(x.exitCode === null || x.exitCode === 143 || x.exitCode === 137, `exitCode ${x.exitCode}`);
+  // §3b: 128+N for a command killed by signal N, after a timeout too.
+  expect(x.exitCode === 143 || x.exitCode === 137, `exitCode ${x.exitCode}`);
   expect(x.enforcement !== null, 'the command ran: enforcement record');
   expect(r.ms < 1300, `took ${r.ms} ms`);
 });
 t('timeout: SIGKILL 200 ms after an ignored SIGTERM', async () => {
   const r = await runFrame({ req: sh("trap '' TERM; while :; do sleep 0.05; done", { execution: { timeoutMs: 300 } }) });
-  valid(r, { kind: 'timeout' });
+  const x = valid(r, { kind: 'timeout' });
+  eq(x.exitCode, 137, 'exitCode: the SIGKILL ended it');
   expect(r.ms >= 480 && r.ms < 1300, `took ${r.ms} ms (SIGKILL 200 ms after the SIGTERM at 300 ms)`);
 });
 t('timeout kills the whole namespace (a background grandchild too)', async () => {
