@@ -138,6 +138,8 @@ typedef struct gk_projection {
     gk_regions readonly;  /* union over layers */
     gk_regions deny;      /* union over layers */
     gk_strvec pinned;     /* proper ancestors of deny/readonly entries inside a writable region */
+    gk_strvec links;      /* host target: symlinks in a writable directory on the way to a
+                           * deny/readonly entry (its name, not only its target, is kept) */
     bool net;             /* every destination (net allow, or no opinion) */
     bool net_list;        /* some destinations: net_allow minus net_deny (network.md) */
     gk_strvec net_allow;  /* canonical patterns, sorted (net_list only) */

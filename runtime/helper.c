@@ -1,12 +1,14 @@
 /* helper.c - grantkit-helper, the envelope's first program (backends.md,
  * "The helper"): tiny, static, libc only.
  *
- *   grantkit-helper [--status-fd N] [--noexec PATH]... [--nproc N]
+ *   grantkit-helper [--status-fd N] [--pin-link PATH]... [--noexec PATH]... [--nproc N]
  *                   [--nofile N] [--cpu SECONDS] [--as BYTES] [--landlock-fd N]
  *                   [--seccomp-fd N]... [--net-relay PORT:TOKEN:CONTROL] -- COMMAND [ARG...]
  *
  * Runs inside bwrap with CAP_SYS_ADMIN in the envelope's user namespace
- * only, and in this order: remounts each --noexec path nosuid,nodev,noexec
+ * only, and in this order: makes each --pin-link symlink a mountpoint of
+ * its own (a bind of the link onto itself, so it can be neither removed
+ * nor renamed nor replaced); remounts each --noexec path nosuid,nodev,noexec
  * (keeping the flags the mount already has, which a user namespace may not
  * clear); sets the resource limits; sets no_new_privs and drops every
  * capability; applies the Landlock ruleset read from --landlock-fd; loads
@@ -79,6 +81,17 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#define SYS_move_mount 429
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
 #ifndef SYS_capset
 #define SYS_capset 126
 #endif
@@ -100,6 +113,7 @@ struct gk_ll_path_beneath_attr {
 #define GK_LL_FILE_RIGHTS ((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 14) | (1ULL << 15))
 
 #define MAX_NOEXEC 4096
+#define MAX_PINS 4096
 #define MAX_INPUT (16u << 20)
 
 static int status_fd = -1;
@@ -175,6 +189,24 @@ static char *slurp(int fd, size_t *len, const char *what)
         *len = n;
     close(fd);
     return buf;
+}
+
+/* 0. A symlink bound onto itself: a mountpoint cannot be unlinked or
+ * renamed (EBUSY), so the protected name keeps leading where it led. It
+ * must still be the symlink the launcher saw: anything else (gone, or
+ * replaced since) fails the run. */
+static void pin_link(const char *path)
+{
+    int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path,
+                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+    if (fd < 0)
+        report(125, "setup pin %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
+        report(125, "setup pin %s: no longer a symlink", path);
+    if (syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        report(125, "setup pin %s: %s", path, strerror(errno));
+    close(fd);
 }
 
 /* 1. nosuid,nodev,noexec on a mount, keeping every flag it has (a user
@@ -484,8 +516,8 @@ static int fd_arg(const char *flag, const char *s)
 
 int main(int argc, char **argv)
 {
-    const char *noexec[MAX_NOEXEC];
-    size_t nnoexec = 0;
+    const char *noexec[MAX_NOEXEC], *pins[MAX_PINS];
+    size_t nnoexec = 0, npins = 0;
     int landlock_fd = -1, seccomp_fd[4];
     size_t nseccomp = 0;
     const char *net_relay = NULL;
@@ -504,6 +536,10 @@ int main(int argc, char **argv)
             if (nnoexec == MAX_NOEXEC)
                 usage("too many --noexec paths");
             noexec[nnoexec++] = v;
+        } else if (strcmp(flag, "--pin-link") == 0) {
+            if (npins == MAX_PINS)
+                usage("too many --pin-link paths");
+            pins[npins++] = v;
         } else if (strcmp(flag, "--landlock-fd") == 0) {
             landlock_fd = fd_arg(flag, v);
         } else if (strcmp(flag, "--seccomp-fd") == 0) {
@@ -531,6 +567,8 @@ int main(int argc, char **argv)
         usage("missing -- COMMAND");
     char **command = argv + i + 1;
 
+    for (size_t k = 0; k < npins; k++)
+        pin_link(pins[k]);
     for (size_t k = 0; k < nnoexec; k++)
         remount_noexec(noexec[k]);
     set_limit(RLIMIT_NPROC, "nproc", nproc, 0);

@@ -782,6 +782,12 @@ static void fill_invocation(envelope *e, const gk_launch_opts *o)
     gk_strvec_push_take(h, gk_printf("%d", FD_LANDLOCK));
     gk_strvec_push(h, "--seccomp-fd");
     gk_strvec_push_take(h, gk_printf("%d", FD_MOUNT_FILTER));
+    /* A protected name that is a symlink: bwrap binds its target, the
+     * helper makes the link itself a mountpoint (projection.h links). */
+    for (size_t i = 0; i < e->pr->links.n; i++) {
+        gk_strvec_push(h, "--pin-link");
+        gk_strvec_push(h, e->pr->links.v[i]);
+    }
     for (size_t i = 0; i < e->noexec.n; i++) {
         gk_strvec_push(h, "--noexec");
         gk_strvec_push(h, e->noexec.v[i]);

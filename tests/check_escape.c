@@ -527,6 +527,103 @@ START_TEST(every_bundled_policy_runs_as_the_user)
 }
 END_TEST
 
+/* ---- 12. a protected name that is a symlink -------------------------- */
+
+/* A readonly entry whose name is a symlink in a write region (dotfiles
+ * kept by stow: ~/.bashrc -> dotfiles/bashrc; a .git that is a link to
+ * the git dir; a directory link on the way to the entry): the read-only
+ * re-bind lands on the target, and the link itself must not be removed,
+ * renamed or replaced either, or the name leads to what the command wrote
+ * (the next shell, the next git on the host). A link the policy does not
+ * protect, beside them, is written through, and a file elsewhere removed:
+ * the controls. */
+static void protected_links(bool as_user, const char *level)
+{
+    const char *const mk[] = {"dotfiles", "gitdir", "real", "real/sub", "h", "o"};
+    for (size_t i = 0; i < sizeof(mk) / sizeof(*mk); i++) {
+        gk_autofree char *d = gk_printf("%s/%s", project, mk[i]);
+        ck_assert_int_eq(mkdir(d, 0755), 0);
+    }
+    const char *const files[] = {"dotfiles/rc", "gitdir/config", "real/sub/x", "dotfiles/other",
+                                 "o/f"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+        gk_autofree char *f = gk_printf("%s/%s", project, files[i]);
+        gk_test_write(f, "safe\n", 0644);
+    }
+    /* In a directory of their own: at the landlock level, the directories
+     * holding a carve-out take no new entries anyway. */
+    const char *const links[][2] = {{"../dotfiles/rc", "h/.rc"}, {"../gitdir", "h/.gd"},
+                                    {"../real", "h/via"}, {"../dotfiles/other", "h/free"}};
+    for (size_t i = 0; i < sizeof(links) / sizeof(*links); i++) {
+        gk_autofree char *l = gk_printf("%s/%s", project, links[i][1]);
+        ck_assert_int_eq(symlink(links[i][0], l), 0);
+    }
+    gk_autofree char *pol = policy("l.grant", "grant l {\n"
+                                              "    exec { allow @B/bin/escape-probe; }\n"
+                                              "    fs {\n"
+                                              "        read /usr /etc @B/bin;\n"
+                                              "        write cwd:;\n"
+                                              "        readonly cwd:/h/.rc cwd:/h/.gd cwd:/h/via/sub;\n"
+                                              "    }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    /* The policy itself opened through a link: the next run opens that name. */
+    gk_autofree char *pol_link = gk_printf("%s/h/pol.grant", project);
+    ck_assert_int_eq(symlink(pol, pol_link), 0);
+    if (as_user)
+        give_project();
+    run r = grantrun_as(as_user, ARGS("--level", level, "-p", pol_link, "--", probe, "write:h/.rc",
+                                      "write:h/.gd/config", "unlink:h/.rc", "rename:h/.rc:h/m",
+                                      "unlink:h/.gd", "rename:h/.gd:h/m", "unlink:h/via",
+                                      "rename:h/via:h/m", "unlink:h/pol.grant", "write:h/free",
+                                      "unlink:o/f"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    /* Each line in order: every write, removal and rename of a protected
+     * name refused; the controls done. */
+    bool ns = strcmp(level, "namespaces") == 0;
+    const char *no_write = ns ? "ERR:EROFS" : "ERR:EACCES", *no_move = ns ? "ERR:EBUSY" : "ERR:EACCES";
+    gk_autofree char *want = gk_printf("write=%s\nwrite=%s\nunlink=%s\nrename=%s\nunlink=%s\n"
+                                       "rename=%s\nunlink=%s\nrename=%s\nunlink=%s\nwrite=OK\n"
+                                       "unlink=OK\n",
+                                       no_write, no_write, no_move, no_move, no_move, no_move,
+                                       no_move, no_move, no_move);
+    ck_assert_msg(strcmp(r.out, want) == 0, "%s level:\n%s\nwanted:\n%s\nstderr: %s", level,
+                  r.out, want, r.err);
+    /* On the host the links are still the links. */
+    const char *const kept[] = {"h/.rc", "h/.gd", "h/via", "h/pol.grant"};
+    for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++) {
+        gk_autofree char *l = gk_printf("%s/%s", project, kept[i]);
+        struct stat st;
+        ck_assert_int_eq(lstat(l, &st), 0);
+        ck_assert_msg(S_ISLNK(st.st_mode), "%s is no longer a symlink", kept[i]);
+    }
+    run_free(&r);
+}
+
+START_TEST(a_protected_symlink_stays)
+{
+    protected_links(false, "namespaces");
+}
+END_TEST
+
+START_TEST(a_protected_symlink_stays_at_the_landlock_level)
+{
+    protected_links(false, "landlock");
+}
+END_TEST
+
+START_TEST(a_protected_symlink_stays_as_the_user)
+{
+    protected_links(true, "namespaces");
+}
+END_TEST
+
+START_TEST(a_protected_symlink_stays_at_the_landlock_level_as_the_user)
+{
+    protected_links(true, "landlock");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("escape");
@@ -544,6 +641,8 @@ static Suite *suite(void)
     tcase_add_test(tc, a_file_handed_in_is_relayed);
     tcase_add_test(tc, nothing_written_is_setuid);
     tcase_add_test(tc, nothing_written_is_setuid_with_vetoes_only);
+    tcase_add_test(tc, a_protected_symlink_stays);
+    tcase_add_test(tc, a_protected_symlink_stays_at_the_landlock_level);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
     tcase_set_timeout(user, 120);
@@ -554,6 +653,8 @@ static Suite *suite(void)
     tcase_add_test(user, processes_holds_for_the_user);
     tcase_add_test(user, a_file_handed_in_is_relayed_as_the_user);
     tcase_add_test(user, nothing_written_is_setuid_as_the_user);
+    tcase_add_test(user, a_protected_symlink_stays_as_the_user);
+    tcase_add_test(user, a_protected_symlink_stays_at_the_landlock_level_as_the_user);
     suite_add_tcase(s, user);
     return s;
 }
