@@ -155,6 +155,10 @@ typedef struct gk_projection {
 
 GK_HIDDEN gk_projection *gk_projection_build(const grant_policy *p);
 GK_HIDDEN void gk_projection_free(gk_projection *pr);
+/* Host target: for each readonly or deny entry named .git, the .git of
+ * every gitlink its index lists (and that repository's git dir, and
+ * theirs in turn) becomes readonly too (gitlinks.c). */
+GK_HIDDEN void gk_gitlinks_protect(gk_projection *pr);
 /* The implicit grants of the policy's target (empty with --no-implicit). */
 GK_HIDDEN void gk_implicit_for(const grant_context *ctx, gk_implicit *out);
 

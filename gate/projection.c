@@ -1118,6 +1118,8 @@ gk_projection *gk_projection_build(const grant_policy *p)
     unite(&pr->readonly, s, true);
     unite(&pr->deny, s, false);
     if (!gk_target_is_offline(p->ctx))
+        gk_gitlinks_protect(pr);
+    if (!gk_target_is_offline(p->ctx))
         protect_file_ancestors(pr);
     gk_regions_sort_unique(&pr->read);
     gk_regions_sort_unique(&pr->write);

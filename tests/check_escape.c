@@ -624,6 +624,79 @@ START_TEST(a_protected_symlink_stays_at_the_landlock_level_as_the_user)
 }
 END_TEST
 
+/* ---- 13. a submodule's .git ------------------------------------------- */
+
+/* A readonly git dir keeps what git reads later: with submodules, git
+ * status in the project runs status in each gitlink of the index that has
+ * a .git, read from that .git (a "gitdir:" file, or a directory). A .git
+ * there that the command could write, or create, would name a git dir of
+ * its own, and its core.fsmonitor would run on the host at the next git
+ * status. Each gitlink's .git is readonly as the git dir is: the
+ * checked-out submodule's file, and the .git of one only in the index. */
+static void submodule_git(bool as_user, const char *level)
+{
+    gk_autofree char *src = gk_printf("%s/subsrc", base);
+    gk_autofree char *setup = gk_printf(
+        "set -e; export GIT_CONFIG_NOSYSTEM=1 HOME='%s'; g='git -c user.email=a@b -c user.name=n "
+        "-c protocol.file.allow=always -c init.defaultBranch=main';"
+        "$g init -q '%s'; cd '%s'; echo a > a; $g add a; $g commit -qm a;"
+        "cd '%s'; $g init -q .; $g submodule add -q '%s' sub; mkdir lib o; echo f > o/f;"
+        "$g update-index --add --cacheinfo 160000,$($g -C sub rev-parse HEAD),lib;"
+        "$g commit -qm s",
+        base, src, src, project, src);
+    char *const sh[] = {(char *)"/bin/sh", (char *)"-c", setup, NULL};
+    char *out = NULL, *err = NULL;
+    int st = gk_test_run(sh, NULL, &out, &err);
+    ck_assert_msg(st == 0, "git setup: %s%s", out, err);
+    free(out);
+    free(err);
+    gk_autofree char *pol = policy("g.grant", "grant g {\n"
+                                              "    exec { allow @B/bin/escape-probe; }\n"
+                                              "    fs {\n"
+                                              "        read /usr /etc @B/bin;\n"
+                                              "        write cwd:;\n"
+                                              "        readonly cwd:/.git;\n"
+                                              "    }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    if (as_user)
+        give_project();
+    run r = grantrun_as(as_user, ARGS("--level", level, "-p", pol, "--", probe, "write:sub/.git",
+                                      "unlink:sub/.git", "rename:sub:moved", "write:lib/.git",
+                                      "write:o/f", "write:sub/a"));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    bool ns = strcmp(level, "namespaces") == 0;
+    gk_autofree char *want =
+        ns ? gk_strdup("write=ERR:EROFS\nunlink=ERR:EBUSY\nrename=ERR:EBUSY\nwrite=ERR:EISDIR\n"
+                       "write=OK\nwrite=OK\n")
+           : gk_strdup("write=ERR:EACCES\nunlink=ERR:EACCES\nrename=ERR:EACCES\n"
+                       "write=ERR:EACCES\nwrite=OK\nwrite=OK\n");
+    ck_assert_msg(strcmp(r.out, want) == 0, "%s level:\n%s\nwanted:\n%s\nstderr: %s", level,
+                  r.out, want, r.err);
+    gk_autofree char *gitfile = gk_printf("%s/sub/.git", project);
+    gk_autofree char *text = gk_test_read(gitfile, NULL);
+    ck_assert_str_eq(text, "gitdir: ../.git/modules/sub\n");
+    run_free(&r);
+}
+
+START_TEST(a_submodule_git_is_readonly)
+{
+    submodule_git(false, "namespaces");
+}
+END_TEST
+
+START_TEST(a_submodule_git_is_readonly_at_the_landlock_level)
+{
+    submodule_git(false, "landlock");
+}
+END_TEST
+
+START_TEST(a_submodule_git_is_readonly_as_the_user)
+{
+    submodule_git(true, "namespaces");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("escape");
@@ -643,6 +716,8 @@ static Suite *suite(void)
     tcase_add_test(tc, nothing_written_is_setuid_with_vetoes_only);
     tcase_add_test(tc, a_protected_symlink_stays);
     tcase_add_test(tc, a_protected_symlink_stays_at_the_landlock_level);
+    tcase_add_test(tc, a_submodule_git_is_readonly);
+    tcase_add_test(tc, a_submodule_git_is_readonly_at_the_landlock_level);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
     tcase_set_timeout(user, 120);
@@ -655,6 +730,7 @@ static Suite *suite(void)
     tcase_add_test(user, nothing_written_is_setuid_as_the_user);
     tcase_add_test(user, a_protected_symlink_stays_as_the_user);
     tcase_add_test(user, a_protected_symlink_stays_at_the_landlock_level_as_the_user);
+    tcase_add_test(user, a_submodule_git_is_readonly_as_the_user);
     suite_add_tcase(s, user);
     return s;
 }
