@@ -414,7 +414,6 @@ static bool relay_step(relay *r, short revents)
 
 static void __attribute__((noreturn)) relay_until_exit(pid_t child, relay *r, size_t n)
 {
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
     for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
         signal(ignored[i], SIG_IGN); /* forwarded to the command; the relay drains */
@@ -487,6 +486,10 @@ static void guard_stdio(void)
     }
     if (!n)
         return;
+    /* Not dumpable before the fork: the command's first instruction may
+     * already reach for /proc/PPID/fd (its own exec makes it dumpable). */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        report(125, "setup relay: not dumpable: %s", strerror(errno));
     pid_t pid = fork();
     if (pid < 0)
         report(125, "setup relay: fork: %s", strerror(errno));

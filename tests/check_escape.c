@@ -354,6 +354,53 @@ static void handed_in(bool as_user)
     run_free(&r);
 }
 
+/* The relay holds the file the command must not reach: its /proc/PID/fd
+ * is closed to the command from the command's first instruction on (the
+ * relay was dumpable for a moment after the fork, and a command that
+ * reopened its parent's descriptor at once got the file back about one
+ * run in three). Twenty runs, each reaching for it first. */
+static void relay_race(bool as_user)
+{
+    gk_autofree char *pol = policy("e.grant", restricted);
+    gk_autofree char *log = gk_printf("%s/err.log", project);
+    gk_test_write(log, "", 0644);
+    if (as_user)
+        give_project();
+    gk_autofree char *as = as_user && geteuid() == 0
+                               ? gk_printf("/usr/bin/setpriv --reuid=%u --regid=%u "
+                                           "--clear-groups -- ",
+                                           (unsigned)user_uid, (unsigned)user_gid)
+                               : gk_strdup("");
+    gk_autofree char *script = gk_printf(
+        "for i in $(seq 20); do %s%s/grantrun -p '%s' -- '%s' parentfd:2 mode:. 2>>'%s' || "
+        "exit 1; done",
+        as, gk_test_builddir(), pol, probe, log);
+    run r = {0};
+    char *const argv[] = {(char *)"/bin/sh", (char *)"-c", script, NULL};
+    r.status = gk_test_run(argv, NULL, &r.out, &r.err);
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_msg(!strstr(r.out, "parentfd=OK"), "the relay's descriptor was reopened:\n%s",
+                  r.out);
+    /* Control: each run got to its next step. */
+    size_t runs = 0;
+    for (const char *p = r.out; (p = strstr(p, "parentfd=ERR:EACCES\nmode=")); p++)
+        runs++;
+    ck_assert_uint_eq(runs, 20);
+    run_free(&r);
+}
+
+START_TEST(the_relay_is_never_reopened)
+{
+    relay_race(false);
+}
+END_TEST
+
+START_TEST(the_relay_is_never_reopened_as_the_user)
+{
+    relay_race(true);
+}
+END_TEST
+
 START_TEST(a_file_handed_in_is_relayed)
 {
     handed_in(false);
@@ -712,6 +759,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_vetoed_program_deep_in_an_admitted_dir_is_masked);
     tcase_add_test(tc, processes_fails_closed_for_root);
     tcase_add_test(tc, a_file_handed_in_is_relayed);
+    tcase_add_test(tc, the_relay_is_never_reopened);
     tcase_add_test(tc, nothing_written_is_setuid);
     tcase_add_test(tc, nothing_written_is_setuid_with_vetoes_only);
     tcase_add_test(tc, a_protected_symlink_stays);
@@ -727,6 +775,7 @@ static Suite *suite(void)
     tcase_add_test(user, every_bundled_policy_runs_as_the_user);
     tcase_add_test(user, processes_holds_for_the_user);
     tcase_add_test(user, a_file_handed_in_is_relayed_as_the_user);
+    tcase_add_test(user, the_relay_is_never_reopened_as_the_user);
     tcase_add_test(user, nothing_written_is_setuid_as_the_user);
     tcase_add_test(user, a_protected_symlink_stays_as_the_user);
     tcase_add_test(user, a_protected_symlink_stays_at_the_landlock_level_as_the_user);

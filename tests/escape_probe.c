@@ -34,6 +34,7 @@
  *   write:PATH        open O_WRONLY|O_CREAT|O_APPEND (0644) and write a byte
  *   list:DIR          opendir and readdir
  *   unlink:PATH       unlink(2); rename:FROM:TO rename(2)
+ *   parentfd:N        open /proc/PPID/fd/N for writing (the parent's descriptor N)
  *   cmd:PROG ARG...   fork, execv PROG with the space-separated arguments
  *   tcp:IP:PORT       connect a TCP socket; udp:IP:PORT sendto a datagram
  *   abstract:NAME     connect a Unix stream socket to the abstract name
@@ -410,6 +411,10 @@ static void level_step(const char *step, const char *a, const char *b)
     } else if (strcmp(step, "write") == 0) {
         int fd = open(a, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         rc_result(fd < 0 ? -1 : write(fd, "x", 1));
+    } else if (strcmp(step, "parentfd") == 0) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getppid(), atoi(a));
+        rc_result(open(path, O_WRONLY | O_CLOEXEC));
     } else if (strcmp(step, "unlink") == 0) {
         rc_result(unlink(a));
     } else if (strcmp(step, "rename") == 0) {
@@ -480,7 +485,7 @@ static void level_step(const char *step, const char *a, const char *b)
 static bool is_level_step(const char *step)
 {
     static const char *const steps[] = {"read",      "write",     "list",       "cmd",
-                                        "unlink",    "rename",
+                                        "unlink",    "rename",    "parentfd",
                                         "tcp",       "udp",       "abstract",   "unix",
                                         "unix-high", "socketpair", "kill",      "killchild",
                                         "ptrace",    "tiocsti",   "winsize",    "userns"};
