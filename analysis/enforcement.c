@@ -446,11 +446,19 @@ static void envelope_rows(ctx *c, const gk_enf_host *h)
                                   : "socket(AF_UNIX) refused"),
             "host abstract Unix sockets unreachable");
     } else {
-        row(e, false, "envelope.abstract", "envelope", pr->net ? 0 : GK_BY_NAMESPACE,
-            pr->net ? GK_ENF_WEAKER : GK_ENF_ENFORCED,
-            pr->net ? gk_strdup("with net allowed the envelope shares the host's network "
-                                "namespace, and its abstract sockets")
-                    : NULL,
+        /* With net allowed the host's network namespace is shared: the
+         * abstract-socket scope (ABI 6) stands for it (launch.c). */
+        bool scoped = pr->net && c->abi >= 6;
+        row(e, false, "envelope.abstract", "envelope",
+            !pr->net ? GK_BY_NAMESPACE : scoped ? GK_BY_LANDLOCK : 0,
+            pr->net && !scoped ? GK_ENF_WEAKER : GK_ENF_ENFORCED,
+            scoped ? gk_strdup("with net allowed the envelope shares the host's network "
+                               "namespace: Landlock's abstract socket scope (ABI 6)")
+            : pr->net ? gk_printf("with net allowed the envelope shares the host's network "
+                                  "namespace, and its abstract sockets (Landlock ABI %d has no "
+                                  "abstract socket scope, ABI 6)",
+                                  c->abi)
+                      : NULL,
             "host abstract Unix sockets unreachable");
     }
     row(e, false, "envelope.ipc", "envelope", ll ? 0 : GK_BY_NAMESPACE,

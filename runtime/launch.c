@@ -703,6 +703,11 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
     gk_emit_input in = {p, e->pr, "shell", &le};
     gk_bwrap_plan_build(&in, notes, &e->plan);
     gk_landlock_build_from(&in, &e->plan, notes, &e->rs);
+    /* With net allowed the envelope shares the host's network namespace,
+     * and with it the host's abstract Unix sockets (an X server's, a
+     * container runtime's): Landlock's abstract-socket scope closes them. */
+    if (e->pr->net && e->rs.abi >= 6)
+        e->rs.scoped = 1; /* LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET */
     if (o->scratch && o->scratch_at && e->rs.handled) {
         /* The run's own scratch: readable and writable whatever the policy
          * says (frame-protocol.md §3a); denies inside it are bwrap's masks. */

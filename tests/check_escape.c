@@ -19,7 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define USER "gk-escape"
@@ -744,6 +749,58 @@ START_TEST(a_submodule_git_is_readonly_as_the_user)
 }
 END_TEST
 
+/* ---- 14. host abstract sockets with net allowed ----------------------- */
+
+/* With net allowed the envelope shares the host's network namespace, and
+ * with it every abstract Unix socket of the host (an X server's
+ * @/tmp/.X11-unix/X0 takes keystrokes for the user's terminal; a
+ * container runtime's shim): refused, while TCP to the same host goes. */
+static void abstract_with_net(bool as_user, const char *level)
+{
+    int a = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    gk_autofree char *name = gk_printf("gk-escape-%d", (int)getpid());
+    memcpy(sa.sun_path + 1, name, strlen(name));
+    socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+    ck_assert_int_eq(bind(a, (struct sockaddr *)&sa, sl), 0);
+    ck_assert_int_eq(listen(a, 8), 0);
+    int t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in si = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sil = sizeof(si);
+    ck_assert_int_eq(bind(t, (struct sockaddr *)&si, sizeof(si)), 0);
+    ck_assert_int_eq(listen(t, 8), 0);
+    ck_assert_int_eq(getsockname(t, (struct sockaddr *)&si, &sil), 0);
+    gk_autofree char *pol = policy("n.grant", "grant n {\n"
+                                              "    exec { allow @B/bin/escape-probe; }\n"
+                                              "    fs { read /usr /etc @B/bin; write cwd:; }\n"
+                                              "    net allow;\n"
+                                              "}\n");
+    if (as_user)
+        give_project();
+    gk_autofree char *s1 = gk_printf("abstract:%s", name);
+    gk_autofree char *s2 = gk_printf("tcp:127.0.0.1:%d", (int)ntohs(si.sin_port));
+    run r = grantrun_as(as_user, ARGS("--level", level, "-p", pol, "--", probe, s1, s2));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_msg(strcmp(r.out, "abstract=ERR:EPERM\ntcp=OK\n") == 0, "%s level:\n%s\nstderr: %s",
+                  level, r.out, r.err);
+    run_free(&r);
+    close(a);
+    close(t);
+}
+
+START_TEST(host_abstract_sockets_stay_closed_with_net)
+{
+    abstract_with_net(false, "namespaces");
+    abstract_with_net(false, "landlock");
+}
+END_TEST
+
+START_TEST(host_abstract_sockets_stay_closed_with_net_as_the_user)
+{
+    abstract_with_net(true, "namespaces");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("escape");
@@ -766,6 +823,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_protected_symlink_stays_at_the_landlock_level);
     tcase_add_test(tc, a_submodule_git_is_readonly);
     tcase_add_test(tc, a_submodule_git_is_readonly_at_the_landlock_level);
+    tcase_add_test(tc, host_abstract_sockets_stay_closed_with_net);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
     tcase_set_timeout(user, 120);
@@ -780,6 +838,7 @@ static Suite *suite(void)
     tcase_add_test(user, a_protected_symlink_stays_as_the_user);
     tcase_add_test(user, a_protected_symlink_stays_at_the_landlock_level_as_the_user);
     tcase_add_test(user, a_submodule_git_is_readonly_as_the_user);
+    tcase_add_test(user, host_abstract_sockets_stay_closed_with_net_as_the_user);
     suite_add_tcase(s, user);
     return s;
 }
