@@ -16,6 +16,9 @@
  * 2 and 3: padded to a multiple of 8; version 4: prefix-compressed
  * against the previous path, no padding). A split index keeps the rest in
  * sharedindex.*, read as well.
+ *
+ * A linked work tree (git worktree add) has a .git file of its own, named
+ * by G/worktrees/NAME/gitdir: readonly as well, for git run there.
  */
 #include "gate/gate.h"
 
@@ -184,10 +187,44 @@ static char *gitdir_of(const char *dotgit)
     return realpath(joined, NULL);
 }
 
-static void add_readonly(gk_projection *pr, const char *path)
+/* path readonly, as spelled and canonical (its directory resolved: a
+ * link on the way is then kept too, gk_projection.links). */
+static void add_readonly(gk_projection *pr, const char *path, const char *why)
 {
-    gk_fpath fp = {(char *)path, (char *)path};
-    gk_regions_add(&pr->readonly, &fp, "submodule of a readonly git dir (git status reads it)");
+    gk_autofree char *dir = gk_path_parent(path);
+    gk_autofree char *rdir = dir ? realpath(dir, NULL) : NULL;
+    const char *leaf = strrchr(path, '/') + 1;
+    gk_autofree char *real = rdir ? gk_path_join(rdir, leaf) : gk_strdup(path);
+    gk_fpath fp = {(char *)path, real};
+    gk_regions_add(&pr->readonly, &fp, why);
+}
+
+#define WHY_SUB "submodule of a readonly git dir (git status reads it)"
+#define WHY_WT "linked work tree of a readonly git dir (git reads it there)"
+
+/* A linked work tree's .git ("gitdir: G/worktrees/NAME"), named by the
+ * gitdir file of each G/worktrees/NAME: git run there reads the git dir
+ * it names. */
+static void protect_worktrees(gk_projection *pr, const char *gitdir)
+{
+    gk_autofree char *wt = gk_path_join(gitdir, "worktrees");
+    DIR *dir = opendir(wt);
+    struct dirent *e;
+    while (dir && (e = readdir(dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        gk_autofree char *f = gk_printf("%s/%s/gitdir", wt, e->d_name);
+        size_t len = 0;
+        gk_autofree char *text = slurp(f, 4096, &len);
+        if (!text)
+            continue;
+        text[strcspn(text, "\r\n")] = '\0';
+        const char *leaf = strrchr(text, '/');
+        if (text[0] == '/' && leaf && strcmp(leaf, "/.git") == 0)
+            add_readonly(pr, text, WHY_WT);
+    }
+    if (dir)
+        closedir(dir);
 }
 
 /* The work tree's gitlinks: each one's .git readonly, and its own. */
@@ -200,10 +237,10 @@ static void protect_tree(gk_projection *pr, const char *worktree, const char *gi
     for (size_t i = 0; i < links.n; i++) {
         gk_autofree char *sub = gk_path_join(worktree, links.v[i]);
         gk_autofree char *dotgit = gk_path_join(sub, ".git");
-        add_readonly(pr, dotgit);
+        add_readonly(pr, dotgit, WHY_SUB);
         gk_autofree char *g = gitdir_of(dotgit);
         if (g) {
-            add_readonly(pr, g);
+            add_readonly(pr, g, WHY_SUB);
             protect_tree(pr, sub, g, depth + 1);
         }
     }
@@ -224,8 +261,10 @@ void gk_gitlinks_protect(gk_projection *pr)
     for (size_t i = 0; i < roots.n; i++) {
         gk_autofree char *g = gitdir_of(roots.v[i]);
         gk_autofree char *worktree = gk_path_parent(roots.v[i]);
-        if (g && worktree)
+        if (g && worktree) {
             protect_tree(pr, worktree, g, 0);
+            protect_worktrees(pr, g);
+        }
     }
     gk_strvec_free(&roots);
     gk_regions_sort_unique(&pr->readonly);

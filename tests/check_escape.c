@@ -684,7 +684,8 @@ END_TEST
  * there that the command could write, or create, would name a git dir of
  * its own, and its core.fsmonitor would run on the host at the next git
  * status. Each gitlink's .git is readonly as the git dir is: the
- * checked-out submodule's file, and the .git of one only in the index. */
+ * checked-out submodule's file, and the .git of one only in the index;
+ * and a linked work tree's .git file, for git run there. */
 static void submodule_git(bool as_user, const char *level)
 {
     gk_autofree char *src = gk_printf("%s/subsrc", base);
@@ -694,7 +695,7 @@ static void submodule_git(bool as_user, const char *level)
         "$g init -q '%s'; cd '%s'; echo a > a; $g add a; $g commit -qm a;"
         "cd '%s'; $g init -q .; $g submodule add -q '%s' sub; mkdir lib o; echo f > o/f;"
         "$g update-index --add --cacheinfo 160000,$($g -C sub rev-parse HEAD),lib;"
-        "$g commit -qm s",
+        "$g commit -qm s; $g worktree add -q wt",
         base, src, src, project, src);
     char *const sh[] = {(char *)"/bin/sh", (char *)"-c", setup, NULL};
     char *out = NULL, *err = NULL;
@@ -713,15 +714,16 @@ static void submodule_git(bool as_user, const char *level)
                                               "}\n");
     if (as_user)
         give_project();
-    run r = grantrun_as(as_user, ARGS("--level", level, "-p", pol, "--", probe, "write:sub/.git",
+    run r = grantrun_as(as_user, ARGS("--level", level, "-p", pol, "--", probe, "write:wt/.git", "write:sub/.git",
                                       "unlink:sub/.git", "rename:sub:moved", "write:lib/.git",
                                       "write:o/f", "write:sub/a"));
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     bool ns = strcmp(level, "namespaces") == 0;
     gk_autofree char *want =
-        ns ? gk_strdup("write=ERR:EROFS\nunlink=ERR:EBUSY\nrename=ERR:EBUSY\nwrite=ERR:EISDIR\n"
+        ns ? gk_strdup("write=ERR:EROFS\nwrite=ERR:EROFS\nunlink=ERR:EBUSY\nrename=ERR:EBUSY\nwrite=ERR:EISDIR\n"
                        "write=OK\nwrite=OK\n")
-           : gk_strdup("write=ERR:EACCES\nunlink=ERR:EACCES\nrename=ERR:EACCES\n"
+           : gk_strdup("write=ERR:EACCES\nwrite=ERR:EACCES\nunlink=ERR:EACCES\n"
+                       "rename=ERR:EACCES\n"
                        "write=ERR:EACCES\nwrite=OK\nwrite=OK\n");
     ck_assert_msg(strcmp(r.out, want) == 0, "%s level:\n%s\nwanted:\n%s\nstderr: %s", level,
                   r.out, want, r.err);
