@@ -33,7 +33,7 @@
  *   read:PATH         open O_RDONLY and read a byte
  *   write:PATH        open O_WRONLY|O_CREAT|O_APPEND (0644) and write a byte
  *   list:DIR          opendir and readdir
- *   unlink:PATH       unlink(2); rename:FROM:TO rename(2)
+ *   unlink:PATH       unlink(2); rename:FROM:TO rename(2); mkdir:PATH mkdir(2), 0755
  *   parentfd:N        open /proc/PPID/fd/N for writing (the parent's descriptor N)
  *   cmd:PROG ARG...   fork, execv PROG with the space-separated arguments
  *   tcp:IP:PORT       connect a TCP socket; udp:IP:PORT sendto a datagram
@@ -415,6 +415,8 @@ static void level_step(const char *step, const char *a, const char *b)
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getppid(), atoi(a));
         rc_result(open(path, O_WRONLY | O_CLOEXEC));
+    } else if (strcmp(step, "mkdir") == 0) {
+        rc_result(mkdir(a, 0755));
     } else if (strcmp(step, "unlink") == 0) {
         rc_result(unlink(a));
     } else if (strcmp(step, "rename") == 0) {
@@ -485,7 +487,7 @@ static void level_step(const char *step, const char *a, const char *b)
 static bool is_level_step(const char *step)
 {
     static const char *const steps[] = {"read",      "write",     "list",       "cmd",
-                                        "unlink",    "rename",    "parentfd",
+                                        "unlink",    "rename",    "parentfd",  "mkdir",
                                         "tcp",       "udp",       "abstract",   "unix",
                                         "unix-high", "socketpair", "kill",      "killchild",
                                         "ptrace",    "tiocsti",   "winsize",    "userns"};
