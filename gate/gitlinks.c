@@ -18,7 +18,9 @@
  * sharedindex.*, read as well.
  *
  * A linked work tree (git worktree add) has a .git file of its own, named
- * by G/worktrees/NAME/gitdir: readonly as well, for git run there.
+ * by G/worktrees/NAME/gitdir: readonly as well, for git run there. A
+ * protected .git that is itself such a file protects the git dir it names
+ * and that one's common dir.
  */
 #include "gate/gate.h"
 
@@ -201,6 +203,7 @@ static void add_readonly(gk_projection *pr, const char *path, const char *why)
 
 #define WHY_SUB "submodule of a readonly git dir (git status reads it)"
 #define WHY_WT "linked work tree of a readonly git dir (git reads it there)"
+#define WHY_FILE "the git dir a readonly .git file names (git reads it there)"
 
 /* A linked work tree's .git ("gitdir: G/worktrees/NAME"), named by the
  * gitdir file of each G/worktrees/NAME: git run there reads the git dir
@@ -247,6 +250,28 @@ static void protect_tree(gk_projection *pr, const char *worktree, const char *gi
     gk_strvec_free(&links);
 }
 
+/* A .git that is a file (a linked work tree, a submodule's checkout)
+ * names its git dir elsewhere, and that one its common dir (commondir:
+ * the main repository's, with the hooks and config git runs from): both
+ * are the git dir the entry protects. */
+static void protect_gitfile_dir(gk_projection *pr, const char *dotgit, const char *gitdir)
+{
+    struct stat st;
+    if (lstat(dotgit, &st) < 0 || S_ISDIR(st.st_mode))
+        return;
+    add_readonly(pr, gitdir, WHY_FILE);
+    gk_autofree char *f = gk_path_join(gitdir, "commondir");
+    size_t len = 0;
+    gk_autofree char *text = slurp(f, 4096, &len);
+    if (!text)
+        return;
+    text[strcspn(text, "\r\n")] = '\0';
+    gk_autofree char *joined = text[0] == '/' ? gk_strdup(text) : gk_path_join(gitdir, text);
+    gk_autofree char *common = realpath(joined, NULL);
+    if (common)
+        add_readonly(pr, common, WHY_FILE);
+}
+
 void gk_gitlinks_protect(gk_projection *pr)
 {
     const gk_regions *lists[2] = {&pr->readonly, &pr->deny};
@@ -264,6 +289,7 @@ void gk_gitlinks_protect(gk_projection *pr)
         if (g && worktree) {
             protect_tree(pr, worktree, g, 0);
             protect_worktrees(pr, g);
+            protect_gitfile_dir(pr, roots.v[i], g);
         }
     }
     gk_strvec_free(&roots);

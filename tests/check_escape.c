@@ -874,6 +874,54 @@ START_TEST(the_names_the_next_run_opens_stay_absent_as_the_user)
 }
 END_TEST
 
+/* A readonly .git that is a file (a linked work tree) names its git dir
+ * in the main repository, and that one the common dir with the hooks and
+ * config: both are the git dir, readonly as well when the main repository
+ * lies in a write region too. */
+static void worktree_gitdir(const char *level)
+{
+    gk_autofree char *setup = gk_printf(
+        "set -e; export GIT_CONFIG_NOSYSTEM=1 HOME='%s'; g='git -c user.email=a@b -c user.name=n "
+        "-c init.defaultBranch=main'; $g init -q '%s/main'; cd '%s/main'; echo a > a; $g add a;"
+        "$g commit -qm a; $g worktree add -q '%s/wt'",
+        base, base, base, base);
+    char *const sh[] = {(char *)"/bin/sh", (char *)"-c", setup, NULL};
+    char *out = NULL, *err = NULL;
+    int st = gk_test_run(sh, NULL, &out, &err);
+    ck_assert_msg(st == 0, "git setup: %s%s", out, err);
+    free(out);
+    free(err);
+    gk_autofree char *pol = policy("w.grant", "grant w {\n"
+                                              "    exec { allow @B/bin/escape-probe; }\n"
+                                              "    fs {\n"
+                                              "        read /usr /etc @B/bin;\n"
+                                              "        write cwd: @B/main @B/wt;\n"
+                                              "        readonly @B/wt/.git;\n"
+                                              "    }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    gk_autofree char *s1 = gk_printf("write:%s/main/.git/hooks/pre-commit", base);
+    gk_autofree char *s2 = gk_printf("write:%s/main/.git/worktrees/wt/HEAD", base);
+    gk_autofree char *s3 = gk_printf("write:%s/main/a", base);
+    run r = grantrun_as(false, ARGS("--level", level, "-p", pol, "--", probe, s1, s2, s3));
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    gk_autofree char *want = strcmp(level, "namespaces") == 0
+                                 ? gk_strdup("write=ERR:EROFS\nwrite=ERR:EROFS\nwrite=OK\n")
+                                 : gk_strdup("write=ERR:EACCES\nwrite=ERR:EACCES\nwrite=OK\n");
+    ck_assert_msg(strcmp(r.out, want) == 0, "%s level:\n%s\nwanted:\n%s\nstderr: %s", level,
+                  r.out, want, r.err);
+    run_free(&r);
+}
+
+START_TEST(a_worktree_git_dir_is_readonly)
+{
+    worktree_gitdir("namespaces");
+    gk_autofree char *cmd = gk_printf("rm -rf '%s/main' '%s/wt'", base, base);
+    ck_assert_int_eq(system(cmd), 0);
+    worktree_gitdir("landlock");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("escape");
@@ -898,6 +946,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_submodule_git_is_readonly_at_the_landlock_level);
     tcase_add_test(tc, host_abstract_sockets_stay_closed_with_net);
     tcase_add_test(tc, the_names_the_next_run_opens_stay_absent);
+    tcase_add_test(tc, a_worktree_git_dir_is_readonly);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
     tcase_set_timeout(user, 120);
