@@ -1,7 +1,8 @@
 /* helper.c - grantkit-helper, the envelope's first program (backends.md,
  * "The helper"): tiny, static, libc only.
  *
- *   grantkit-helper [--status-fd N] [--pin-link PATH]... [--noexec PATH]... [--nproc N]
+ *   grantkit-helper [--status-fd N] [--pin-link PATH]... [--noexec PATH]... [--stdio guard]
+ *                   [--nproc N]
  *                   [--nofile N] [--cpu SECONDS] [--as BYTES] [--landlock-fd N]
  *                   [--seccomp-fd N]... [--net-relay PORT:TOKEN:CONTROL] -- COMMAND [ARG...]
  *
@@ -20,7 +21,9 @@
  * (relay.h); execs
  * COMMAND (PATH search in the envelope's environment). When it remounted
  * anything noexec, a regular file on descriptor 0-2 reaches COMMAND as a
- * pipe, the helper staying behind as its relay (guard_stdio).
+ * pipe, the helper staying behind as its relay (guard_stdio); with
+ * --stdio guard (the namespaces level), a read-only one too, and a
+ * directory there fails the run.
  *
  * Status pipe (--status-fd, close-on-exec): the helper first writes
  * "started" (so a launcher tells "bwrap never ran the helper" from "the
@@ -458,14 +461,33 @@ static void __attribute__((noreturn)) relay_until_exit(pid_t child, relay *r, si
     _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
 }
 
-static void guard_stdio(void)
+/* Which of 0-2 reach the command as a pipe: after noexec remounts, a
+ * regular file (or block device) on an exec-capable mount; otherwise (the
+ * envelope's read-only re-binds and masks still hold) a regular file open
+ * read-only, which /proc/self/fd/N would reopen for writing on the host's
+ * mount, read-only re-bind or not. A directory would lead into the host's
+ * tree past every mount of the envelope: refused. */
+static bool needs_relay(int fd, struct stat *st, bool noexec)
+{
+    if (fstat(fd, st) < 0)
+        return false;
+    if (S_ISDIR(st->st_mode))
+        report(125, "setup stdio: descriptor %d is a directory of the host: through it the "
+                    "command would reach past the envelope's mounts",
+               fd);
+    if (noexec)
+        return exec_capable_file(fd, st);
+    return S_ISREG(st->st_mode) && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY;
+}
+
+static void guard_stdio(bool noexec)
 {
     static relay r[3];
     struct stat st[3];
     int child_end[3] = {-1, -1, -1};
     size_t n = 0;
     for (int fd = 0; fd < 3; fd++) {
-        if (!exec_capable_file(fd, &st[fd]))
+        if (!needs_relay(fd, &st[fd], noexec))
             continue;
         bool in = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY;
         /* 2>&1 into one file: one pipe keeps the writes in order. */
@@ -524,6 +546,7 @@ int main(int argc, char **argv)
     int landlock_fd = -1, seccomp_fd[4];
     size_t nseccomp = 0;
     const char *net_relay = NULL;
+    bool guard = false; /* --stdio guard: the envelope's mounts are the protection */
     long nproc = -1, nofile = -1, cpu = -1, as = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -549,6 +572,10 @@ int main(int argc, char **argv)
             if (nseccomp == sizeof(seccomp_fd) / sizeof(*seccomp_fd))
                 usage("too many --seccomp-fd");
             seccomp_fd[nseccomp++] = fd_arg(flag, v);
+        } else if (strcmp(flag, "--stdio") == 0) {
+            if (strcmp(v, "guard") != 0)
+                usage("--stdio: not 'guard'");
+            guard = true;
         } else if (strcmp(flag, "--net-relay") == 0) {
             net_relay = v;
         } else if (strcmp(flag, "--nproc") == 0) {
@@ -595,8 +622,8 @@ int main(int argc, char **argv)
         if (rc < 0)
             report(125, "setup %s: %s", step, strerror(-rc));
     }
-    if (nnoexec > 0)
-        guard_stdio();
+    if (nnoexec > 0 || guard)
+        guard_stdio(nnoexec > 0);
     /* Only 0-2 reach the command (the status pipe closes on exec). */
     int keep = status_fd >= 3 ? status_fd : 3;
     if (keep > 3 && syscall(SYS_close_range, 3U, (unsigned)keep - 1, 0) < 0)

@@ -793,6 +793,9 @@ static void fill_invocation(envelope *e, const gk_launch_opts *o)
         gk_strvec_push(h, "--pin-link");
         gk_strvec_push(h, e->pr->links.v[i]);
     }
+    /* Descriptors handed in reach the host's mounts (helper.c, guard_stdio). */
+    gk_strvec_push(h, "--stdio");
+    gk_strvec_push(h, "guard");
     for (size_t i = 0; i < e->noexec.n; i++) {
         gk_strvec_push(h, "--noexec");
         gk_strvec_push(h, e->noexec.v[i]);

@@ -406,6 +406,75 @@ START_TEST(the_relay_is_never_reopened_as_the_user)
 }
 END_TEST
 
+/* Without noexec remounts (exec not restricted) the envelope's read-only
+ * re-binds still protect: a protected file handed in read-only as stdin
+ * reached the command as the host's descriptor, and /proc/self/fd/0
+ * reopened it for writing on the host's mount; a directory handed in led
+ * past every mount. The file comes as a pipe, the directory is refused;
+ * a pipe and a file written through stdout are as they were. */
+static void handed_in_readonly(bool as_user)
+{
+    gk_autofree char *pol = policy("v.grant", "grant v {\n"
+                                              "    exec { deny bash; }\n"
+                                              "    fs {\n"
+                                              "        read /usr /etc @B/bin;\n"
+                                              "        write cwd:;\n"
+                                              "        readonly cwd:/hooks;\n"
+                                              "    }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    gk_autofree char *hooks = gk_printf("%s/hooks", project);
+    ck_assert_int_eq(mkdir(hooks, 0755), 0);
+    gk_autofree char *h = gk_printf("%s/h", hooks);
+    gk_test_write(h, "safe\n", 0644);
+    if (as_user)
+        give_project();
+    gk_autofree char *as = as_user && geteuid() == 0
+                               ? gk_printf("/usr/bin/setpriv --reuid=%u --regid=%u "
+                                           "--clear-groups -- ",
+                                           (unsigned)user_uid, (unsigned)user_gid)
+                               : gk_strdup("");
+    gk_autofree char *gr = gk_printf("%s%s/grantrun -p '%s' -- '%s'", as, gk_test_builddir(), pol,
+                                     probe);
+    const struct {
+        const char *tail;
+        int status;
+        const char *out;
+    } runs[] = {
+        {"fdtype:0 write:/proc/self/fd/0 < hooks/h", 0, "fdtype=fifo\nwrite=OK\n"},
+        {"write:/proc/self/fd/0/planted < hooks", 125, ""},
+        {"fdtype:0 fdtype:1 < /dev/null > out.log; cat out.log", 0, "fdtype=chr\nfdtype=reg\n"},
+        {"fdtype:0 < hooks/h | cat", 0, "fdtype=fifo\n"},
+    };
+    for (size_t i = 0; i < sizeof(runs) / sizeof(*runs); i++) {
+        gk_autofree char *script = gk_printf("%s %s", gr, runs[i].tail);
+        run r = {0};
+        char *const argv[] = {(char *)"/bin/sh", (char *)"-c", script, NULL};
+        r.status = gk_test_run(argv, NULL, &r.out, &r.err);
+        ck_assert_msg(r.status == runs[i].status && strcmp(r.out, runs[i].out) == 0,
+                      "%s: status %d:\n%s\nstderr: %s", runs[i].tail, r.status, r.out, r.err);
+        if (runs[i].status == 125)
+            ck_assert_msg(strstr(r.err, "is a directory of the host"), "stderr: %s", r.err);
+        run_free(&r);
+    }
+    gk_autofree char *text = gk_test_read(h, NULL);
+    ck_assert_str_eq(text, "safe\n");
+    gk_autofree char *planted = gk_printf("%s/planted", hooks);
+    ck_assert_int_ne(access(planted, F_OK), 0);
+}
+
+START_TEST(a_protected_file_handed_in_stays_protected)
+{
+    handed_in_readonly(false);
+}
+END_TEST
+
+START_TEST(a_protected_file_handed_in_stays_protected_as_the_user)
+{
+    handed_in_readonly(true);
+}
+END_TEST
+
 START_TEST(a_file_handed_in_is_relayed)
 {
     handed_in(false);
@@ -938,6 +1007,7 @@ static Suite *suite(void)
     tcase_add_test(tc, processes_fails_closed_for_root);
     tcase_add_test(tc, a_file_handed_in_is_relayed);
     tcase_add_test(tc, the_relay_is_never_reopened);
+    tcase_add_test(tc, a_protected_file_handed_in_stays_protected);
     tcase_add_test(tc, nothing_written_is_setuid);
     tcase_add_test(tc, nothing_written_is_setuid_with_vetoes_only);
     tcase_add_test(tc, a_protected_symlink_stays);
@@ -957,6 +1027,7 @@ static Suite *suite(void)
     tcase_add_test(user, processes_holds_for_the_user);
     tcase_add_test(user, a_file_handed_in_is_relayed_as_the_user);
     tcase_add_test(user, the_relay_is_never_reopened_as_the_user);
+    tcase_add_test(user, a_protected_file_handed_in_stays_protected_as_the_user);
     tcase_add_test(user, nothing_written_is_setuid_as_the_user);
     tcase_add_test(user, a_protected_symlink_stays_as_the_user);
     tcase_add_test(user, a_protected_symlink_stays_at_the_landlock_level_as_the_user);

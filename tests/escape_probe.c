@@ -35,6 +35,7 @@
  *   list:DIR          opendir and readdir
  *   unlink:PATH       unlink(2); rename:FROM:TO rename(2); mkdir:PATH mkdir(2), 0755
  *   parentfd:N        open /proc/PPID/fd/N for writing (the parent's descriptor N)
+ *   fdtype:N          what descriptor N is: reg, dir, fifo, chr, sock or other
  *   cmd:PROG ARG...   fork, execv PROG with the space-separated arguments
  *   tcp:IP:PORT       connect a TCP socket; udp:IP:PORT sendto a datagram
  *   abstract:NAME     connect a Unix stream socket to the abstract name
@@ -415,6 +416,17 @@ static void level_step(const char *step, const char *a, const char *b)
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getppid(), atoi(a));
         rc_result(open(path, O_WRONLY | O_CLOEXEC));
+    } else if (strcmp(step, "fdtype") == 0) {
+        struct stat st;
+        if (fstat(atoi(a), &st) < 0)
+            err_result(errno);
+        else
+            result("%s", S_ISREG(st.st_mode)    ? "reg"
+                         : S_ISDIR(st.st_mode)  ? "dir"
+                         : S_ISFIFO(st.st_mode) ? "fifo"
+                         : S_ISCHR(st.st_mode)  ? "chr"
+                         : S_ISSOCK(st.st_mode) ? "sock"
+                                                : "other");
     } else if (strcmp(step, "mkdir") == 0) {
         rc_result(mkdir(a, 0755));
     } else if (strcmp(step, "unlink") == 0) {
@@ -488,6 +500,7 @@ static bool is_level_step(const char *step)
 {
     static const char *const steps[] = {"read",      "write",     "list",       "cmd",
                                         "unlink",    "rename",    "parentfd",  "mkdir",
+                                        "fdtype",
                                         "tcp",       "udp",       "abstract",   "unix",
                                         "unix-high", "socketpair", "kill",      "killchild",
                                         "ptrace",    "tiocsti",   "winsize",    "userns"};
