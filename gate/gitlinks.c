@@ -35,6 +35,8 @@
 
 #define INDEX_MAX (256u << 20) /* a larger index is not read */
 #define DEPTH_MAX 8            /* submodules of submodules */
+#define LINKS_MAX 4096         /* gitlinks followed in all: an index is the host's, but a
+                                * crafted one must not make a run mount without end */
 
 static uint32_t be32(const unsigned char *p)
 {
@@ -231,20 +233,21 @@ static void protect_worktrees(gk_projection *pr, const char *gitdir)
 }
 
 /* The work tree's gitlinks: each one's .git readonly, and its own. */
-static void protect_tree(gk_projection *pr, const char *worktree, const char *gitdir, int depth)
+static void protect_tree(gk_projection *pr, const char *worktree, const char *gitdir, int depth,
+                         size_t *budget)
 {
     if (depth > DEPTH_MAX)
         return;
     gk_strvec links = {0};
     gitlinks_of(gitdir, &links);
-    for (size_t i = 0; i < links.n; i++) {
+    for (size_t i = 0; i < links.n && *budget; i++, --*budget) {
         gk_autofree char *sub = gk_path_join(worktree, links.v[i]);
         gk_autofree char *dotgit = gk_path_join(sub, ".git");
         add_readonly(pr, dotgit, WHY_SUB);
         gk_autofree char *g = gitdir_of(dotgit);
         if (g) {
             add_readonly(pr, g, WHY_SUB);
-            protect_tree(pr, sub, g, depth + 1);
+            protect_tree(pr, sub, g, depth + 1, budget);
         }
     }
     gk_strvec_free(&links);
@@ -283,11 +286,12 @@ void gk_gitlinks_protect(gk_projection *pr)
             if (slash && strcmp(slash + 1, ".git") == 0)
                 gk_strvec_push(&roots, e);
         }
+    size_t budget = LINKS_MAX;
     for (size_t i = 0; i < roots.n; i++) {
         gk_autofree char *g = gitdir_of(roots.v[i]);
         gk_autofree char *worktree = gk_path_parent(roots.v[i]);
         if (g && worktree) {
-            protect_tree(pr, worktree, g, 0);
+            protect_tree(pr, worktree, g, 0, &budget);
             protect_worktrees(pr, g);
             protect_gitfile_dir(pr, roots.v[i], g);
         }
