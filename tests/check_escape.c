@@ -991,6 +991,72 @@ START_TEST(a_worktree_git_dir_is_readonly)
 }
 END_TEST
 
+/* ---- 16. a protected file of several names ----------------------------- */
+
+/* A readonly file that has another name (a hard link, as some dotfile
+ * managers make them) in a write region: the re-bind holds one name, the
+ * other writes the same file. Neither level can hold it: refused, said
+ * why, before anything runs; a file of one name beside it is the control. */
+static void hard_linked(bool as_user, const char *level)
+{
+    gk_autofree char *rc = gk_printf("%s/rc", project), *other = gk_printf("%s/dotlink", project);
+    gk_autofree char *one = gk_printf("%s/one", project);
+    gk_test_write(rc, "safe\n", 0644);
+    gk_test_write(one, "safe\n", 0644);
+    ck_assert_int_eq(link(rc, other), 0);
+    gk_autofree char *pol = policy("h.grant", "grant h {\n"
+                                              "    exec { allow @B/bin/escape-probe; }\n"
+                                              "    fs {\n"
+                                              "        read /usr /etc @B/bin;\n"
+                                              "        write cwd:;\n"
+                                              "        readonly cwd:/rc;\n"
+                                              "    }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    gk_autofree char *ctl = policy("c.grant", "grant c {\n"
+                                              "    exec { allow @B/bin/escape-probe; }\n"
+                                              "    fs {\n"
+                                              "        read /usr /etc @B/bin;\n"
+                                              "        write cwd:;\n"
+                                              "        readonly cwd:/one;\n"
+                                              "    }\n"
+                                              "    net deny;\n"
+                                              "}\n");
+    if (as_user)
+        give_project();
+    run r = grantrun_as(as_user, ARGS("--level", level, "-p", pol, "--", probe, "write:dotlink"));
+    ck_assert_msg(r.status == 125 && strstr(r.err, "hard links"), "%s level: status %d:\n%s%s",
+                  level, r.status, r.out, r.err);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+    gk_autofree char *text = gk_test_read(rc, NULL);
+    ck_assert_str_eq(text, "safe\n");
+    r = grantrun_as(as_user, ARGS("--level", level, "-p", ctl, "--", probe, "write:one",
+                                  "write:dotlink"));
+    gk_autofree char *want = gk_printf("write=%s\nwrite=OK\n",
+                                       strcmp(level, "namespaces") == 0 ? "ERR:EROFS"
+                                                                        : "ERR:EACCES");
+    ck_assert_msg(r.status == 0 && strcmp(r.out, want) == 0, "%s level: status %d:\n%s%s", level,
+                  r.status, r.out, r.err);
+    run_free(&r);
+}
+
+START_TEST(a_protected_file_with_another_name_is_refused)
+{
+    hard_linked(false, "namespaces");
+    gk_autofree char *cmd = gk_printf("rm -f '%s/rc' '%s/dotlink' '%s/one'", project, project,
+                                      project);
+    ck_assert_int_eq(system(cmd), 0);
+    hard_linked(false, "landlock");
+}
+END_TEST
+
+START_TEST(a_protected_file_with_another_name_is_refused_as_the_user)
+{
+    hard_linked(true, "namespaces");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("escape");
@@ -1017,6 +1083,7 @@ static Suite *suite(void)
     tcase_add_test(tc, host_abstract_sockets_stay_closed_with_net);
     tcase_add_test(tc, the_names_the_next_run_opens_stay_absent);
     tcase_add_test(tc, a_worktree_git_dir_is_readonly);
+    tcase_add_test(tc, a_protected_file_with_another_name_is_refused);
     suite_add_tcase(s, tc);
     TCase *user = tcase_create("as the user");
     tcase_set_timeout(user, 120);
@@ -1034,6 +1101,7 @@ static Suite *suite(void)
     tcase_add_test(user, a_submodule_git_is_readonly_as_the_user);
     tcase_add_test(user, host_abstract_sockets_stay_closed_with_net_as_the_user);
     tcase_add_test(user, the_names_the_next_run_opens_stay_absent_as_the_user);
+    tcase_add_test(user, a_protected_file_with_another_name_is_refused_as_the_user);
     suite_add_tcase(s, user);
     return s;
 }
