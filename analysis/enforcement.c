@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -97,6 +98,7 @@ typedef struct ctx {
     bool ll;      /* the landlock level */
     int abi;
     bool no_landlock; /* abi 0 */
+    bool host;        /* compiled for this host: its files can be asked */
 } ctx;
 
 /* Landlock's share of a rule, or "not enforced" where the kernel has none. */
@@ -169,6 +171,17 @@ static void fs_rows(ctx *c)
                             "between the write region and it take no new entries, removals or "
                             "renames, and what the host adds there later is unreachable");
             st = ll_only(c, st, &why);
+        }
+        /* A file of several names: the re-bind (or carve) holds this one,
+         * and another in a write region writes the same file. */
+        struct stat fst;
+        if (inside && c->host && lstat(ro.v[i], &fst) == 0 && S_ISREG(fst.st_mode) &&
+            fst.st_nlink > 1) {
+            st = GK_ENF_NOT_ENFORCED;
+            free(why);
+            why = gk_printf("the file has %lu names (hard links): one of them in a write "
+                            "region would change it",
+                            (unsigned long)fst.st_nlink);
         }
         row(e, true, source ? "fs.source" : "fs.readonly", ro_origin.v[i], by, st, why,
             "readonly %s%s", ro.v[i], source ? " (policy source)" : "");
@@ -446,11 +459,19 @@ static void envelope_rows(ctx *c, const gk_enf_host *h)
                                   : "socket(AF_UNIX) refused"),
             "host abstract Unix sockets unreachable");
     } else {
-        row(e, false, "envelope.abstract", "envelope", pr->net ? 0 : GK_BY_NAMESPACE,
-            pr->net ? GK_ENF_WEAKER : GK_ENF_ENFORCED,
-            pr->net ? gk_strdup("with net allowed the envelope shares the host's network "
-                                "namespace, and its abstract sockets")
-                    : NULL,
+        /* With net allowed the host's network namespace is shared: the
+         * abstract-socket scope (ABI 6) stands for it (launch.c). */
+        bool scoped = pr->net && c->abi >= 6;
+        row(e, false, "envelope.abstract", "envelope",
+            !pr->net ? GK_BY_NAMESPACE : scoped ? GK_BY_LANDLOCK : 0,
+            pr->net && !scoped ? GK_ENF_WEAKER : GK_ENF_ENFORCED,
+            scoped ? gk_strdup("with net allowed the envelope shares the host's network "
+                               "namespace: Landlock's abstract socket scope (ABI 6)")
+            : pr->net ? gk_printf("with net allowed the envelope shares the host's network "
+                                  "namespace, and its abstract sockets (Landlock ABI %d has no "
+                                  "abstract socket scope, ABI 6)",
+                                  c->abi)
+                      : NULL,
             "host abstract Unix sockets unreachable");
     }
     row(e, false, "envelope.ipc", "envelope", ll ? 0 : GK_BY_NAMESPACE,
@@ -519,7 +540,7 @@ void gk_enforcement_derive(const grant_policy *p, const gk_projection *pr, grant
     out->level = level;
     out->landlock_abi = host->landlock_abi;
     ctx c = {out, pr, level == GRANT_LEVEL_LANDLOCK, host->landlock_abi,
-             host->landlock_abi <= 0};
+             host->landlock_abi <= 0, !gk_target_is_offline(gk_policy_context(p))};
     fs_rows(&c);
     exec_rows(&c, p);
     subcommand_rows(&c, p);

@@ -136,6 +136,7 @@ typedef struct gk_ll_rule {
 typedef struct gk_ll_ruleset {
     int abi;           /* the ABI assumed (the host's, or 3 offline) */
     uint32_t handled;  /* handled_access_fs */
+    uint32_t scoped;   /* Landlock scopes the helper applies (ABI 6), 0 none; a launcher's */
     gk_ll_rule *v;
     size_t n, cap;
 } gk_ll_ruleset;

@@ -435,7 +435,10 @@ int gk_landlock_helper_text(const gk_ll_ruleset *rs, gk_buf *out)
     for (size_t i = 0; i < rs->n; i++)
         if (strchr(rs->v[i].path, '\n'))
             return -EINVAL;
-    gk_buf_printf(out, "grantkit-landlock 1\nabi %d\nhandled %x\n", rs->abi, rs->handled);
+    gk_buf_printf(out, "grantkit-landlock 1\nabi %d\n", rs->abi);
+    if (rs->scoped)
+        gk_buf_printf(out, "scope %x\n", rs->scoped);
+    gk_buf_printf(out, "handled %x\n", rs->handled);
     for (size_t i = 0; i < rs->n; i++)
         gk_buf_printf(out, "rule %x %c %s\n", rs->v[i].access, rs->v[i].file ? 'f' : 'd',
                       rs->v[i].path);

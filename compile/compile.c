@@ -20,6 +20,7 @@
 #include <nettle/version.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -102,13 +103,20 @@ static bool has_dotdot(const char *rel)
  * file's name there, or NULL. What is found there stays under it: a file a
  * link leads out of its directory ends the search with *outside (where it
  * leads) and *dir (the directory) set. Both callers refuse '..' first. */
-static char *policy_path_find(const char *pp, const char *rel, char **outside, char **dir)
+static char *policy_path_find(const char *pp, const char *rel, char **outside, char **dir,
+                              gk_strvec *absent)
 {
     char *list = gk_strdup(pp), *save = NULL, *found = NULL;
     for (char *d = strtok_r(list, ":", &save); d && !found && !*outside;
          d = strtok_r(NULL, ":", &save)) {
         char *cand = gk_path_join(d, rel);
-        if (access(cand, R_OK) != 0) {
+        int ok = access(cand, R_OK), err = errno;
+        struct stat st;
+        /* a directory is no policy (a run's placeholder, protect_absent) */
+        bool is_dir = ok == 0 && stat(cand, &st) == 0 && S_ISDIR(st.st_mode);
+        if (ok != 0 || is_dir) {
+            if (absent && (is_dir || err == ENOENT) && d[0] == '/')
+                gk_strvec_push(absent, cand);
             free(cand);
             continue;
         }
@@ -125,6 +133,18 @@ static char *policy_path_find(const char *pp, const char *rel, char **outside, c
     }
     free(list);
     return found;
+}
+
+/* The names a later compile opens before a file it finds along the
+ * policy path, absent now: compiled for this host, they are protected
+ * like the sources (kept absent during runs), or the command could put a
+ * policy of its own where the next run looks first. */
+static void protect_absent(loader *L, const gk_strvec *names)
+{
+    if (L->ctx->target != GRANT_TARGET_HOST)
+        return;
+    for (size_t i = 0; i < names->n; i++)
+        gk_strvec_push_take(&L->policy->protect, gk_lex_normalize(names->v[i]));
 }
 
 static char *resolve_include(loader *L, const char *from, const char *rel, gk_loc loc)
@@ -145,7 +165,11 @@ static char *resolve_include(loader *L, const char *from, const char *rel, gk_lo
         return NULL;
     }
     gk_autofree char *outside = NULL, *dir = NULL;
-    char *found = policy_path_find(pp, rel, &outside, &dir);
+    gk_strvec absent = {0};
+    char *found = policy_path_find(pp, rel, &outside, &dir, &absent);
+    if (found)
+        protect_absent(L, &absent);
+    gk_strvec_free(&absent);
     if (outside) {
         gk_diag_add(L->diags, GK_ERROR, loc, "policy path entries must not link out of it",
                     "'%s' on the policy path leads to '%s', outside '%s'", rel, outside, dir);
@@ -373,14 +397,25 @@ static void loader_free(loader *L)
  * (caller frees). */
 static char *top_level_name(loader *L, const char *name)
 {
+    /* A directory there is no policy: the placeholder a run keeps there
+     * (protect_absent) while another run of the user is up, say. */
+    struct stat st;
+    int there = stat(name, &st) == 0 ? (S_ISDIR(st.st_mode) ? 0 : 1) : errno == ENOENT ? 0 : 1;
     if (name[0] == '/' || strcmp(name, "-") == 0 || gk_has_prefix(name, "./") ||
-        gk_has_prefix(name, "../") || has_dotdot(name) || access(name, F_OK) == 0 ||
-        errno != ENOENT || !L->ctx->policy_path)
+        gk_has_prefix(name, "../") || has_dotdot(name) || there || !L->ctx->policy_path)
         return gk_strdup(name);
     /* One leading out of the policy path is not taken: the name stays,
      * and reading it fails as it would have. */
     gk_autofree char *outside = NULL, *dir = NULL;
-    char *found = policy_path_find(L->ctx->policy_path, name, &outside, &dir);
+    gk_strvec absent = {0};
+    char cwd[PATH_MAX];
+    /* the name as given comes first, in the working directory */
+    if (getcwd(cwd, sizeof(cwd)) && cwd[0] == '/')
+        gk_strvec_push_take(&absent, gk_path_join(cwd, name));
+    char *found = policy_path_find(L->ctx->policy_path, name, &outside, &dir, &absent);
+    if (found)
+        protect_absent(L, &absent);
+    gk_strvec_free(&absent);
     return found ? found : gk_strdup(name);
 }
 

@@ -145,6 +145,8 @@ typedef struct gk_projection {
     gk_regions readonly;  /* union over layers */
     gk_regions deny;      /* union over layers */
     gk_strvec pinned;     /* proper ancestors of deny/readonly entries inside a writable region */
+    gk_strvec links;      /* host target: symlinks in a writable directory on the way to a
+                           * deny/readonly entry (its name, not only its target, is kept) */
     bool net;             /* every destination (net allow, or no opinion) */
     bool net_list;        /* some destinations: net_allow minus net_deny (network.md) */
     gk_strvec net_allow;  /* canonical patterns, sorted (net_list only) */
@@ -160,6 +162,10 @@ typedef struct gk_projection {
 
 GK_HIDDEN gk_projection *gk_projection_build(const grant_policy *p);
 GK_HIDDEN void gk_projection_free(gk_projection *pr);
+/* Host target: for each readonly or deny entry named .git, the .git of
+ * every gitlink its index lists (and that repository's git dir, and
+ * theirs in turn) becomes readonly too (gitlinks.c). */
+GK_HIDDEN void gk_gitlinks_protect(gk_projection *pr);
 /* The implicit grants of the policy's target (empty with --no-implicit). */
 GK_HIDDEN void gk_implicit_for(const grant_context *ctx, gk_implicit *out);
 

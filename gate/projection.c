@@ -107,6 +107,86 @@ static void pinned_dirs(gk_projection *pr)
     gk_strvec_sort_unique(&pr->pinned);
 }
 
+/* Is dir (canonical) writable for the command? */
+static bool writable_dir(const gk_projection *pr, const char *dir)
+{
+    if (!pr->fs_restricted)
+        return true;
+    for (size_t w = 0; w < pr->write.n; w++)
+        if (gk_path_within(dir, pr->write.v[w].p.real))
+            return true;
+    return false;
+}
+
+/* The symlinks the kernel meets walking path (absolute, as spelled), and
+ * those of their targets in turn: a link in a writable directory carries
+ * a protected entry's name, and replacing it (unlink, rename, a file of
+ * the command's own in its place) would move the name off the protected
+ * target. Each such link is recorded by its canonical directory and its
+ * own name. */
+static void links_on(gk_projection *pr, const char *path, int depth)
+{
+    size_t len = strlen(path);
+    for (size_t k = 1; k <= len && depth < 40; k++) {
+        if ((k < len && path[k] != '/') || path[k - 1] == '/')
+            continue;
+        gk_autofree char *prefix = gk_strndup(path, k);
+        struct stat st;
+        if (lstat(prefix, &st) < 0)
+            return; /* absent from here on: no link further down */
+        if (!S_ISLNK(st.st_mode))
+            continue;
+        char target[PATH_MAX];
+        ssize_t n = readlink(prefix, target, sizeof(target) - 1);
+        char *slash = strrchr(prefix, '/');
+        gk_autofree char *parent = slash == prefix ? gk_strdup("/") : gk_strndup(prefix, (size_t)(slash - prefix));
+        gk_autofree char *dir = realpath(parent, NULL);
+        if (n <= 0 || !dir)
+            return;
+        target[n] = '\0';
+        gk_autofree char *link = gk_path_join(dir, slash + 1);
+        if (writable_dir(pr, dir))
+            gk_strvec_push(&pr->links, link);
+        /* On through the target, resolved where the kernel resolves it. */
+        gk_autofree char *next = target[0] == '/' ? gk_printf("%s%s", target, path + k)
+                                                  : gk_printf("%s/%s%s", dir, target, path + k);
+        links_on(pr, next, depth + 1);
+        return;
+    }
+}
+
+/* The links of every deny and readonly entry spelled through one, and of
+ * a policy source opened through one (the next run opens the same name),
+ * their directories pinned like an entry's (pinned_dirs). */
+static void protected_links(gk_projection *pr, const grant_policy *p)
+{
+    const gk_regions *lists[2] = {&pr->deny, &pr->readonly};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            if (strcmp(lists[l]->v[i].p.path, lists[l]->v[i].p.real) != 0)
+                links_on(pr, lists[l]->v[i].p.path, 0);
+    char cwd[PATH_MAX];
+    for (size_t i = 0; i < p->nsources; i++) {
+        const char *f = p->sources[i].file;
+        gk_autofree char *abs = f[0] == '/'              ? gk_strdup(f)
+                                : getcwd(cwd, sizeof(cwd)) ? gk_path_join(cwd, f)
+                                                           : NULL;
+        gk_autofree char *real = abs ? realpath(abs, NULL) : NULL;
+        /* only a name that leads to a protected source (the frame child
+         * reads a policy compiled elsewhere, its names from another cwd) */
+        if (real && strcmp(real, abs) != 0 && gk_strvec_contains(&pr->protect, real))
+            links_on(pr, abs, 0);
+    }
+    gk_strvec_sort_unique(&pr->links);
+    for (size_t i = 0; i < pr->links.n; i++) {
+        for (size_t w = 0; w < pr->write.n; w++)
+            pin(&pr->pinned, pr->links.v[i], pr->write.v[w].p.real);
+        if (!pr->fs_restricted)
+            pin(&pr->pinned, pr->links.v[i], "/");
+    }
+    gk_strvec_sort_unique(&pr->pinned);
+}
+
 /* An OS-level admit cannot see arguments: it lists what the gate admits
  * for some argv[1]. */
 static bool admitted_for_some_argv1(const grant_policy *p, const char *spelling,
@@ -1097,6 +1177,8 @@ gk_projection *gk_projection_build(const grant_policy *p)
     unite(&pr->readonly, s, true);
     unite(&pr->deny, s, false);
     if (!gk_target_is_offline(p->ctx))
+        gk_gitlinks_protect(pr);
+    if (!gk_target_is_offline(p->ctx))
         protect_file_ancestors(pr);
     gk_regions_sort_unique(&pr->read);
     gk_regions_sort_unique(&pr->write);
@@ -1112,6 +1194,8 @@ gk_projection *gk_projection_build(const grant_policy *p)
     /* Every source file read while compiling is readonly for the command
      * (cli.md): a confined command can read but never rewrite its policy. */
     gk_strvec_copy(&pr->protect, &p->protect);
+    if (!gk_target_is_offline(p->ctx))
+        protected_links(pr, p);
     return pr;
 }
 
@@ -1135,6 +1219,7 @@ void gk_projection_free(gk_projection *pr)
     regions_free(&pr->readonly);
     regions_free(&pr->deny);
     gk_strvec_free(&pr->pinned);
+    gk_strvec_free(&pr->links);
     gk_strvec_free(&pr->exec_admit);
     gk_strvec_free(&pr->exec_veto);
     gk_strvec_free(&pr->deputy);

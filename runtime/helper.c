@@ -1,12 +1,15 @@
 /* helper.c - grantkit-helper, the envelope's first program (backends.md,
  * "The helper"): tiny, static, libc only.
  *
- *   grantkit-helper [--status-fd N] [--noexec PATH]... [--nproc N]
+ *   grantkit-helper [--status-fd N] [--pin-link PATH]... [--noexec PATH]... [--stdio guard]
+ *                   [--nproc N]
  *                   [--nofile N] [--cpu SECONDS] [--as BYTES] [--landlock-fd N]
  *                   [--seccomp-fd N]... [--net-relay PORT:TOKEN:CONTROL] -- COMMAND [ARG...]
  *
  * Runs inside bwrap with CAP_SYS_ADMIN in the envelope's user namespace
- * only, and in this order: remounts each --noexec path nosuid,nodev,noexec
+ * only, and in this order: makes each --pin-link symlink a mountpoint of
+ * its own (a bind of the link onto itself, so it can be neither removed
+ * nor renamed nor replaced); remounts each --noexec path nosuid,nodev,noexec
  * (keeping the flags the mount already has, which a user namespace may not
  * clear); sets the resource limits; sets no_new_privs and drops every
  * capability; applies the Landlock ruleset read from --landlock-fd; loads
@@ -18,7 +21,9 @@
  * (relay.h); execs
  * COMMAND (PATH search in the envelope's environment). When it remounted
  * anything noexec, a regular file on descriptor 0-2 reaches COMMAND as a
- * pipe, the helper staying behind as its relay (guard_stdio).
+ * pipe, the helper staying behind as its relay (guard_stdio); with
+ * --stdio guard (the namespaces level), a read-only one too, and a
+ * directory there fails the run.
  *
  * Status pipe (--status-fd, close-on-exec): the helper first writes
  * "started" (so a launcher tells "bwrap never ran the helper" from "the
@@ -79,6 +84,17 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#define SYS_move_mount 429
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
 #ifndef SYS_capset
 #define SYS_capset 126
 #endif
@@ -100,6 +116,7 @@ struct gk_ll_path_beneath_attr {
 #define GK_LL_FILE_RIGHTS ((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 14) | (1ULL << 15))
 
 #define MAX_NOEXEC 4096
+#define MAX_PINS 4096
 #define MAX_INPUT (16u << 20)
 
 static int status_fd = -1;
@@ -175,6 +192,24 @@ static char *slurp(int fd, size_t *len, const char *what)
         *len = n;
     close(fd);
     return buf;
+}
+
+/* 0. A symlink bound onto itself: a mountpoint cannot be unlinked or
+ * renamed (EBUSY), so the protected name keeps leading where it led. It
+ * must still be the symlink the launcher saw: anything else (gone, or
+ * replaced since) fails the run. */
+static void pin_link(const char *path)
+{
+    int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path,
+                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+    if (fd < 0)
+        report(125, "setup pin %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
+        report(125, "setup pin %s: no longer a symlink", path);
+    if (syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        report(125, "setup pin %s: %s", path, strerror(errno));
+    close(fd);
 }
 
 /* 1. nosuid,nodev,noexec on a mount, keeping every flag it has (a user
@@ -382,7 +417,6 @@ static bool relay_step(relay *r, short revents)
 
 static void __attribute__((noreturn)) relay_until_exit(pid_t child, relay *r, size_t n)
 {
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
     for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
         signal(ignored[i], SIG_IGN); /* forwarded to the command; the relay drains */
@@ -427,14 +461,33 @@ static void __attribute__((noreturn)) relay_until_exit(pid_t child, relay *r, si
     _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
 }
 
-static void guard_stdio(void)
+/* Which of 0-2 reach the command as a pipe: after noexec remounts, a
+ * regular file (or block device) on an exec-capable mount; otherwise (the
+ * envelope's read-only re-binds and masks still hold) a regular file open
+ * read-only, which /proc/self/fd/N would reopen for writing on the host's
+ * mount, read-only re-bind or not. A directory would lead into the host's
+ * tree past every mount of the envelope: refused. */
+static bool needs_relay(int fd, struct stat *st, bool noexec)
+{
+    if (fstat(fd, st) < 0)
+        return false;
+    if (S_ISDIR(st->st_mode))
+        report(125, "setup stdio: descriptor %d is a directory of the host: through it the "
+                    "command would reach past the envelope's mounts",
+               fd);
+    if (noexec)
+        return exec_capable_file(fd, st);
+    return S_ISREG(st->st_mode) && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY;
+}
+
+static void guard_stdio(bool noexec)
 {
     static relay r[3];
     struct stat st[3];
     int child_end[3] = {-1, -1, -1};
     size_t n = 0;
     for (int fd = 0; fd < 3; fd++) {
-        if (!exec_capable_file(fd, &st[fd]))
+        if (!needs_relay(fd, &st[fd], noexec))
             continue;
         bool in = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY;
         /* 2>&1 into one file: one pipe keeps the writes in order. */
@@ -455,6 +508,10 @@ static void guard_stdio(void)
     }
     if (!n)
         return;
+    /* Not dumpable before the fork: the command's first instruction may
+     * already reach for /proc/PPID/fd (its own exec makes it dumpable). */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        report(125, "setup relay: not dumpable: %s", strerror(errno));
     pid_t pid = fork();
     if (pid < 0)
         report(125, "setup relay: fork: %s", strerror(errno));
@@ -484,11 +541,12 @@ static int fd_arg(const char *flag, const char *s)
 
 int main(int argc, char **argv)
 {
-    const char *noexec[MAX_NOEXEC];
-    size_t nnoexec = 0;
+    const char *noexec[MAX_NOEXEC], *pins[MAX_PINS];
+    size_t nnoexec = 0, npins = 0;
     int landlock_fd = -1, seccomp_fd[4];
     size_t nseccomp = 0;
     const char *net_relay = NULL;
+    bool guard = false; /* --stdio guard: the envelope's mounts are the protection */
     long nproc = -1, nofile = -1, cpu = -1, as = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -504,12 +562,20 @@ int main(int argc, char **argv)
             if (nnoexec == MAX_NOEXEC)
                 usage("too many --noexec paths");
             noexec[nnoexec++] = v;
+        } else if (strcmp(flag, "--pin-link") == 0) {
+            if (npins == MAX_PINS)
+                usage("too many --pin-link paths");
+            pins[npins++] = v;
         } else if (strcmp(flag, "--landlock-fd") == 0) {
             landlock_fd = fd_arg(flag, v);
         } else if (strcmp(flag, "--seccomp-fd") == 0) {
             if (nseccomp == sizeof(seccomp_fd) / sizeof(*seccomp_fd))
                 usage("too many --seccomp-fd");
             seccomp_fd[nseccomp++] = fd_arg(flag, v);
+        } else if (strcmp(flag, "--stdio") == 0) {
+            if (strcmp(v, "guard") != 0)
+                usage("--stdio: not 'guard'");
+            guard = true;
         } else if (strcmp(flag, "--net-relay") == 0) {
             net_relay = v;
         } else if (strcmp(flag, "--nproc") == 0) {
@@ -531,6 +597,8 @@ int main(int argc, char **argv)
         usage("missing -- COMMAND");
     char **command = argv + i + 1;
 
+    for (size_t k = 0; k < npins; k++)
+        pin_link(pins[k]);
     for (size_t k = 0; k < nnoexec; k++)
         remount_noexec(noexec[k]);
     set_limit(RLIMIT_NPROC, "nproc", nproc, 0);
@@ -554,8 +622,8 @@ int main(int argc, char **argv)
         if (rc < 0)
             report(125, "setup %s: %s", step, strerror(-rc));
     }
-    if (nnoexec > 0)
-        guard_stdio();
+    if (nnoexec > 0 || guard)
+        guard_stdio(nnoexec > 0);
     /* Only 0-2 reach the command (the status pipe closes on exec). */
     int keep = status_fd >= 3 ? status_fd : 3;
     if (keep > 3 && syscall(SYS_close_range, 3U, (unsigned)keep - 1, 0) < 0)

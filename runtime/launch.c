@@ -707,6 +707,11 @@ static bool plan_envelope(envelope *e, const grant_policy *p, const gk_launch_op
     gk_emit_input in = {p, e->pr, "shell", &le};
     gk_bwrap_plan_build(&in, notes, &e->plan);
     gk_landlock_build_from(&in, &e->plan, notes, &e->rs);
+    /* With net allowed the envelope shares the host's network namespace,
+     * and with it the host's abstract Unix sockets (an X server's, a
+     * container runtime's): Landlock's abstract-socket scope closes them. */
+    if (e->pr->net && e->rs.abi >= 6)
+        e->rs.scoped = 1; /* LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET */
     if (o->scratch && o->scratch_at && e->rs.handled) {
         /* The run's own scratch: readable and writable whatever the policy
          * says (frame-protocol.md §3a); denies inside it are bwrap's masks. */
@@ -787,6 +792,15 @@ static void fill_invocation(envelope *e, const gk_launch_opts *o)
     gk_strvec_push_take(h, gk_printf("%d", FD_LANDLOCK));
     gk_strvec_push(h, "--seccomp-fd");
     gk_strvec_push_take(h, gk_printf("%d", FD_MOUNT_FILTER));
+    /* A protected name that is a symlink: bwrap binds its target, the
+     * helper makes the link itself a mountpoint (projection.h links). */
+    for (size_t i = 0; i < e->pr->links.n; i++) {
+        gk_strvec_push(h, "--pin-link");
+        gk_strvec_push(h, e->pr->links.v[i]);
+    }
+    /* Descriptors handed in reach the host's mounts (helper.c, guard_stdio). */
+    gk_strvec_push(h, "--stdio");
+    gk_strvec_push(h, "guard");
     for (size_t i = 0; i < e->noexec.n; i++) {
         gk_strvec_push(h, "--noexec");
         gk_strvec_push(h, e->noexec.v[i]);

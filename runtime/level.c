@@ -316,6 +316,10 @@ static void collect_carves(const gk_projection *pr, carves *out)
         add_carve(out, pr->readonly.v[i].p.real, LL_WRITES, LL_WRITES);
     for (size_t i = 0; i < pr->protect.n; i++)
         add_carve(out, pr->protect.v[i], LL_WRITES, LL_WRITES);
+    /* A protected name that is a symlink: its directory takes no removal
+     * or new entry (the link gets no rule, explode). */
+    for (size_t i = 0; i < pr->links.n; i++)
+        add_carve(out, pr->links.v[i], LL_WRITES, LL_WRITES);
     /* A vetoed file can be neither executed nor loaded nor copied (the
      * namespaces level binds /dev/null over it). */
     for (size_t i = 0; i < pr->exec_veto.n; i++)
@@ -449,7 +453,9 @@ static void explode(const gk_ll_rule *a, const carves *cs, listings *ls, rules *
                 interior = true;
             }
         struct stat st;
-        bool file = !interior && (lstat(node, &st) < 0 || !S_ISDIR(st.st_mode));
+        bool there = lstat(node, &st) == 0, file = !interior && (!there || !S_ISDIR(st.st_mode));
+        if (!interior && there && S_ISLNK(st.st_mode))
+            continue; /* the helper would put the rule on what it leads to */
         push_rule(out, node, k, file);
         if (!interior || !(t & ~k))
             continue;

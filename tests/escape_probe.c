@@ -33,6 +33,9 @@
  *   read:PATH         open O_RDONLY and read a byte
  *   write:PATH        open O_WRONLY|O_CREAT|O_APPEND (0644) and write a byte
  *   list:DIR          opendir and readdir
+ *   unlink:PATH       unlink(2); rename:FROM:TO rename(2); mkdir:PATH mkdir(2), 0755
+ *   parentfd:N        open /proc/PPID/fd/N for writing (the parent's descriptor N)
+ *   fdtype:N          what descriptor N is: reg, dir, fifo, chr, sock or other
  *   cmd:PROG ARG...   fork, execv PROG with the space-separated arguments
  *   tcp:IP:PORT       connect a TCP socket; udp:IP:PORT sendto a datagram
  *   abstract:NAME     connect a Unix stream socket to the abstract name
@@ -409,6 +412,27 @@ static void level_step(const char *step, const char *a, const char *b)
     } else if (strcmp(step, "write") == 0) {
         int fd = open(a, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         rc_result(fd < 0 ? -1 : write(fd, "x", 1));
+    } else if (strcmp(step, "parentfd") == 0) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getppid(), atoi(a));
+        rc_result(open(path, O_WRONLY | O_CLOEXEC));
+    } else if (strcmp(step, "fdtype") == 0) {
+        struct stat st;
+        if (fstat(atoi(a), &st) < 0)
+            err_result(errno);
+        else
+            result("%s", S_ISREG(st.st_mode)    ? "reg"
+                         : S_ISDIR(st.st_mode)  ? "dir"
+                         : S_ISFIFO(st.st_mode) ? "fifo"
+                         : S_ISCHR(st.st_mode)  ? "chr"
+                         : S_ISSOCK(st.st_mode) ? "sock"
+                                                : "other");
+    } else if (strcmp(step, "mkdir") == 0) {
+        rc_result(mkdir(a, 0755));
+    } else if (strcmp(step, "unlink") == 0) {
+        rc_result(unlink(a));
+    } else if (strcmp(step, "rename") == 0) {
+        rc_result(b ? rename(a, b) : -1);
     } else if (strcmp(step, "list") == 0) {
         DIR *d = opendir(a);
         rc_result(d && readdir(d) ? 0 : -1);
@@ -475,6 +499,8 @@ static void level_step(const char *step, const char *a, const char *b)
 static bool is_level_step(const char *step)
 {
     static const char *const steps[] = {"read",      "write",     "list",       "cmd",
+                                        "unlink",    "rename",    "parentfd",  "mkdir",
+                                        "fdtype",
                                         "tcp",       "udp",       "abstract",   "unix",
                                         "unix-high", "socketpair", "kill",      "killchild",
                                         "ptrace",    "tiocsti",   "winsize",    "userns"};
