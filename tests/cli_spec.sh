@@ -229,7 +229,7 @@ iso: process status                     |3|^$|script-error| grantrun -p p.grant 
 iso: summary names failureKind          |3|^$|script-error| grantrun -p p.grant --isolate process -- sh -c 'exit 3'
 iso: output replayed                    |0|^o$|| grantrun -p p.grant --isolate process -- /bin/echo o
 iso: timeout 124                        |124|^$|timeout| grantrun -p p.grant --isolate process --timeout 300ms -- sleep 5
-iso: --grace-ms 50: timeout or hard-kill||^$|^grantrun: [a-z-]+ \(exitCode null| grantrun -p p.grant --isolate process --grace-ms 50 --timeout 300ms -- sleep 5; s=$?; [ $s = 124 ] && exit 0; [ $s = 125 ]
+iso: --grace-ms 50: timeout or hard-kill||^$|^grantrun: [a-z-]+ \(exitCode [n1][u34][l37]| grantrun -p p.grant --isolate process --grace-ms 50 --timeout 300ms -- sleep 5; s=$?; [ $s = 124 ] && exit 0; [ $s = 125 ]
 iso: host-error 125                     |125|^$|host-error| grantrun -p p.grant --isolate process --bwrap /nonexistent -- true
 iso: resource-limit with status         |||| grantrun -p p.grant --isolate process --cpu 1 -- sh -c 'while :; do :; done' 2>e.txt; s=$?; grep -q resource-limit e.txt && [ $s -ge 128 ]
 iso: bad --isolate 125                  |125|^$|^grantrun: | grantrun -p p.grant --isolate thread -- true
