@@ -558,7 +558,10 @@ static void veto_dir_entries(gk_projection *pr, scan_ask *a, veto_scan *s, const
     }
     for (size_t i = 0; i < l->n; i++) {
         lentry *e = &l->v[i];
-        if (e->name[0] == '.' && !hidden_too)
+        /* A directory is no program: a name veto (zsh) does not reach
+         * one of that name (zsh's modules, /usr/lib/.../zsh), as the gate
+         * answers for what lies in it. */
+        if ((e->name[0] == '.' && !hidden_too) || e->type == DT_DIR)
             continue;
         uint64_t dev, ino;
         /* An entry that is no link is its own canonical file, real/NAME:
@@ -612,8 +615,9 @@ static void veto_dir_entries(gk_projection *pr, scan_ask *a, veto_scan *s, const
                                same_vetoed(a, c ? c : (own = gk_path_join(l->real, e->name)),
                                            dev, ino)));
         }
-        if (!vetoed)
-            continue;
+        struct stat st;
+        if (!vetoed || (!in_place && c && stat(c, &st) == 0 && S_ISDIR(st.st_mode)))
+            continue; /* not vetoed, or a link to a directory */
         if (in_place && !c)
             c = own = gk_path_join(l->real, e->name);
         if (on_path)

@@ -1197,6 +1197,12 @@ static void oracle_dir(const grant_policy *p, const char *d, bool on_path, bool 
             free(c);
             c = NULL;
         }
+        /* A directory is never executed: no veto lists one. */
+        if (c && S_ISDIR(st.st_mode)) {
+            free(w);
+            free(c);
+            continue;
+        }
         grant_exec_query q = {on_path ? e->d_name : c, on_path ? w : c, c, NULL};
         if ((on_path || c) && gk_gate_exec_vetoed_id(p, &q, dev, ino)) {
             if (on_path)
@@ -1229,8 +1235,11 @@ static void oracle_tree(const grant_policy *p, const char *d, gk_strvec *out)
 
 static void scan_tree_make(const char *dir)
 {
+    /* opt/a/b/zsh, lib/tool/bin/bash: directories named as vetoed
+     * programs (zsh's modules in /usr/lib/x86_64-linux-gnu/zsh), which no
+     * veto lists. */
     static const char *const dirs[] = {"usr/bin", "etc/alt", "lib/tool/bin", "opt/a/b/c/d",
-                                       "home", "tmp", "w"};
+                                       "opt/a/b/zsh", "lib/tool/bin/bash", "home", "tmp", "w"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
         gk_autofree char *cmd = gk_printf("mkdir -p '%s/%s'", dir, dirs[i]);
         ck_assert_int_eq(system(cmd), 0);
@@ -1238,7 +1247,8 @@ static void scan_tree_make(const char *dir)
     static const char *const files[] = {"usr/bin/bash", "usr/bin/ok1", "usr/bin/vetofile",
                                         "usr/bin/python3.11", "usr/bin/.zsh", "lib/tool/bin/zsh",
                                         "lib/tool/bin/fine", "opt/a/b/c/d/lto-wrapper",
-                                        "opt/a/b/c/d/.cc1", "opt/a/b/c/d/plain"};
+                                        "opt/a/b/c/d/.cc1", "opt/a/b/c/d/plain",
+                                        "opt/a/b/zsh/mod.so"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         gk_autofree char *f = gk_path_join(dir, files[i]);
         gk_test_write(f, "x\n", 0755);
@@ -1251,7 +1261,8 @@ static void scan_tree_make(const char *dir)
         {"usr/bin/loop1", "loop2"},      {"usr/bin/loop2", "loop1"},
         {"usr/bin/deep", "../../opt/a/b/c/d/lto-wrapper"}, {"bin", "usr/bin"},
         {"opt/a/cc", "b/c/d/.cc1"},      {"opt/a/up", "../usr/bin/bash"},
-        {"usr/bin/zsh", "ok1"}}; /* a vetoed name on an innocent file */
+        {"usr/bin/zsh", "ok1"}, /* a vetoed name on an innocent file */
+        {"usr/bin/python-dir", "../../opt/a"}}; /* a vetoed name on a directory */
     for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
         gk_autofree char *at = gk_path_join(dir, links[i][0]);
         gk_autofree char *to = links[i][1][0] == '@' ? gk_printf("%s%s", dir, links[i][1] + 1)
