@@ -49,9 +49,10 @@ static const row rows[] = {
     {"_grantc", {"@C", "check", "agent/"}, {"agent/coding.grant", "agent/protect.grant"}, {NULL}},
     {"_grantc", {"@C", "compile", "--policy-path", "@PP", ""}, {"git.grant", "cargo.grant"},
      {"base/minimal.grant", "tools/git.grant"}},
-    {"_grantc", {"@C", "check", "a.grant", "--", ""}, {"exec", "read", "write", "gate"}, {NULL}},
+    {"_grantc", {"@C", "check", "a.grant", "--", ""}, {"exec", "read", "write", "gate", "connect"},
+     {NULL}},
     {"_grantc", {"@C", "check", "a.grant", "--", "gate", ""},
-     {"shell.chdir", "editor.read", "editor.write", "editor.tui"}, {NULL}},
+     {"shell.chdir", "editor.read", "editor.write", "editor.tui", "net"}, {NULL}},
     {"_grantc", {"@C", "sbpl", ""}, {"eval", "lint"}, {NULL}},
     {"_grantc", {"@C", "sid", ""}, {"capability", "appcontainer"}, {NULL}},
     {"_grantrun", {"@R", "-p", "tools/"},
@@ -64,13 +65,12 @@ static const row rows[] = {
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
-/* zsh also completes "--opt=VALUE" in one word and "grantc check ... --
- * connect", and runs the command's own completion after grantrun's "--". */
+/* zsh also completes "--opt=VALUE" in one word, and runs the command's
+ * own completion after grantrun's "--" and grantc check's "-- exec CMD". */
 static const row zsh_rows[] = {
     {"_grantc", {"@C", "audit", "--format="}, {"text", "json", "sarif"}, {NULL}},
     {"_grantc", {"@C", "emit", "--backend=land"}, {"landlock"}, {"bwrap"}},
-    {"_grantc", {"@C", "check", "a.grant", "--", "co"}, {"connect"}, {"exec"}},
-    {"_grantc", {"@C", "check", "a.grant", "--", "gate", ""}, {"net"}, {NULL}},
+    {"_grantc", {"@C", "check", "a.grant", "--", "exec", "git", "com"}, {"commit"}, {NULL}},
     {"_grantc", {"@C", "compile", "--policy-path=@PP", ""}, {"git.grant"}, {"base/minimal.grant"}},
     {"_grantrun", {"@R", "--level", ""}, {"auto", "namespaces", "landlock"}, {NULL}},
     {"_grantrun", {"@R", "-p", "x.grant", "--", "git", "com"}, {"commit"}, {"compile"}},
