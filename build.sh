@@ -40,8 +40,9 @@ packages=(build-essential autoconf automake libtool pkg-config flex bison
 # What the suite runs besides grantkit (a minimal Debian has none of it):
 # git (docs, audit and escape tests), python3 (the frame host), curl and
 # iproute2 (the proxy's servers in a private network namespace), passwd
-# (useradd: the unprivileged test user), patch (diffs applied), procps.
-[ "$mode" = check ] && packages+=(git python3 curl iproute2 passwd patch procps ca-certificates)
+# (useradd: the unprivileged test user), patch (diffs applied), procps,
+# zsh (the zsh completion is tested in a real zsh line editor).
+[ "$mode" = check ] && packages+=(git python3 curl iproute2 passwd patch procps ca-certificates zsh)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -850,80 +850,98 @@ static void lint_paths(findings *fs, const gk_sb_filter *f, int depth)
     }
 }
 
+/* Is r an unfiltered rule on default ((deny default), (allow default))? */
+static bool is_default_rule(const gk_sb_rule *r)
+{
+    for (size_t k = 0; k < r->nops && !r->filter && r->action != GK_SB_UNRESOLVED; k++)
+        if (r->ops[k] == 0)
+            return true;
+    return false;
+}
+
+/* SB003 (allow default) or SB002 (an allow with no filter on an operation
+ * that takes an operand). */
+static void lint_broad_allow(findings *fs, const gk_sb_rule *r)
+{
+    bool on_default = false;
+    for (size_t k = 0; k < r->nops; k++)
+        on_default |= r->ops[k] == 0;
+    if (on_default && r->action == GK_SB_ALLOW) {
+        add_finding(fs, L_ALLOW_DEFAULT, GK_WARNING, r->loc,
+                    "start from (deny default) and allow what the program needs",
+                    gk_strdup("(allow default) allows every operation no later rule "
+                              "denies"));
+        return;
+    }
+    if (r->action != GK_SB_ALLOW || r->filter)
+        return;
+    for (size_t k = 0; k < r->nops; k++) {
+        gk_sb_argkind ak = gk_sb_op_argkind(r->ops[k]);
+        if (ak == GK_SB_ARG_NONE)
+            continue;
+        bool serious = ak == GK_SB_ARG_PATH;
+        /* As profiles spell it: process-exec is the alias they use. */
+        const char *name = gk_sb_op_name(r->ops[k]);
+        if (strcmp(name, "process-exec*") == 0)
+            name = "process-exec";
+        add_finding(fs, L_OPERAND_LESS, serious ? GK_WARNING : GK_NOTE, r->loc,
+                    "add a filter such as (subpath \"/dir\") or (literal \"/file\")",
+                    gk_printf("(allow %s) has no filter, so it allows %s on everything", name,
+                              name));
+        return;
+    }
+}
+
 #define SHADOW_BUDGET 4000000
 
-size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
+/* The shadow search's pair count, shared by every rule: a huge profile
+ * gets a note that the analysis stopped, never a long stall. */
+typedef struct shadow_budget {
+    size_t pairs;
+    bool out;
+} shadow_budget;
+
+/* SB001: a later rule matches everything rule i does, so rule i never
+ * decides (the first such later rule is named). */
+static void lint_shadowed(findings *fs, size_t i, shadow_budget *b)
 {
-    if (!s || !out)
-        return 0;
-    findings fs = {NULL, 0, 0, s};
-    bool has_default = false, budget_out = false;
-    size_t pairs = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        const gk_sb_rule *r = &s->rules[i];
-        if (r->action == GK_SB_UNRESOLVED)
+    const grant_sbpl *s = fs->s;
+    const gk_sb_rule *r = &s->rules[i];
+    for (size_t k = i + 1; k < s->n && !b->out; k++) {
+        if (++b->pairs > SHADOW_BUDGET) {
+            b->out = true;
+            add_finding(fs, L_INCOMPLETE, GK_NOTE, r->loc, NULL,
+                        gk_printf("shadowing was checked for the rules before this one "
+                                  "only (%d rule pairs)",
+                                  SHADOW_BUDGET));
+            return;
+        }
+        const gk_sb_rule *l = &s->rules[k];
+        /* A filtered rule is never shadowed by a later unfiltered one
+         * (that is only its operation's fallback), nor the reverse. */
+        if (l->action == GK_SB_UNRESOLVED || !r->filter != !l->filter || !ops_within(r, l) ||
+            !filter_within(r->filter, l->filter))
             continue;
-        bool on_default = false;
-        for (size_t k = 0; k < r->nops; k++)
-            on_default |= r->ops[k] == 0;
-        if (on_default && !r->filter)
-            has_default = true;
-        gk_loc site = r->loc;
-        if (on_default && r->action == GK_SB_ALLOW) {
-            add_finding(&fs, L_ALLOW_DEFAULT, GK_WARNING, site,
-                        "start from (deny default) and allow what the program needs",
-                        gk_strdup("(allow default) allows every operation no later rule "
-                                  "denies"));
-        } else if (r->action == GK_SB_ALLOW && !r->filter) {
-            for (size_t k = 0; k < r->nops; k++) {
-                gk_sb_argkind ak = gk_sb_op_argkind(r->ops[k]);
-                if (ak == GK_SB_ARG_NONE)
-                    continue;
-                bool serious = ak == GK_SB_ARG_PATH;
-                /* As profiles spell it: process-exec is the alias they use. */
-                const char *name = gk_sb_op_name(r->ops[k]);
-                if (strcmp(name, "process-exec*") == 0)
-                    name = "process-exec";
-                add_finding(&fs, L_OPERAND_LESS, serious ? GK_WARNING : GK_NOTE, site,
-                            "add a filter such as (subpath \"/dir\") or (literal \"/file\")",
-                            gk_printf("(allow %s) has no filter, so it allows %s on everything",
-                                      name, name));
-                break;
-            }
-        }
-        lint_paths(&fs, r->filter, 0);
-        /* Shadowed: a later rule matches everything this one does, so this
-         * one never decides. Pairs are bounded: a huge profile gets a note
-         * that the analysis stopped, never a long stall. */
-        for (size_t k = i + 1; k < s->n && !budget_out; k++) {
-            if (++pairs > SHADOW_BUDGET) {
-                budget_out = true;
-                add_finding(&fs, L_INCOMPLETE, GK_NOTE, site, NULL,
-                            gk_printf("shadowing was checked for the rules before this one "
-                                      "only (%d rule pairs)",
-                                      SHADOW_BUDGET));
-                break;
-            }
-            const gk_sb_rule *l = &s->rules[k];
-            /* A filtered rule is never shadowed by a later unfiltered one
-             * (that is only its operation's fallback), nor the reverse. */
-            if (l->action == GK_SB_UNRESOLVED || !r->filter != !l->filter || !ops_within(r, l) ||
-                !filter_within(r->filter, l->filter))
-                continue;
-            gk_autofree char *where = gk_loc_origin(rule_site(l));
-            bool same = l->action == r->action;
-            gk_finding *f = add_finding(
-                &fs, L_SHADOWED, GK_WARNING, site,
-                same ? "remove it, or narrow the later rule" : "move it after the later rule",
-                gk_printf("this rule never decides: the later rule at %s "
-                          "matches every query it does%s",
-                          where, same ? " (with the same action)" : " and overrides it"));
-            f->has_related = true;
-            f->related = rule_site(l);
-            f->related_message = gk_strdup("the later rule");
-            break;
-        }
+        gk_autofree char *where = gk_loc_origin(rule_site(l));
+        bool same = l->action == r->action;
+        gk_finding *f = add_finding(
+            fs, L_SHADOWED, GK_WARNING, r->loc,
+            same ? "remove it, or narrow the later rule" : "move it after the later rule",
+            gk_printf("this rule never decides: the later rule at %s "
+                      "matches every query it does%s",
+                      where, same ? " (with the same action)" : " and overrides it"));
+        f->has_related = true;
+        f->related = rule_site(l);
+        f->related_message = gk_strdup("the later rule");
+        return;
     }
+}
+
+/* SB004: each regex (once, however often a define uses it) not anchored
+ * with ^. */
+static void lint_unanchored(findings *fs)
+{
+    const grant_sbpl *s = fs->s;
     for (size_t i = 0; i < s->nregexes; i++) {
         const gk_sb_filter *f = s->regexes[i];
         if (f->str[0] == '^')
@@ -933,64 +951,103 @@ size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
             dup = s->regexes[k]->loc.src == f->loc.src && s->regexes[k]->loc.start == f->loc.start;
         if (dup)
             continue;
-        add_finding(&fs, L_UNANCHORED, GK_NOTE, f->loc,
+        add_finding(fs, L_UNANCHORED, GK_NOTE, f->loc,
                     "start it with ^ to match from the root; keep it if any depth is meant",
                     gk_printf("#\"%s\" is searched anywhere in the string, not matched "
                               "from its start",
                               f->str));
     }
+}
+
+/* SB005, SB006: params without a value, imports not found. */
+static void lint_unresolved(findings *fs)
+{
+    const grant_sbpl *s = fs->s;
     for (size_t i = 0; i < s->nparams; i++)
-        add_finding(&fs, L_UNRESOLVED_PARAM, GK_WARNING, s->params[i].loc,
+        add_finding(fs, L_UNRESOLVED_PARAM, GK_WARNING, s->params[i].loc,
                     "give it with -D NAME=VALUE",
                     gk_printf("param \"%s\" has no value", s->params[i].name));
     for (size_t i = 0; i < s->nimports; i++)
-        add_finding(&fs, L_UNRESOLVED_IMPORT, GK_WARNING, s->imports[i].loc,
+        add_finding(fs, L_UNRESOLVED_IMPORT, GK_WARNING, s->imports[i].loc,
                     "put the file beside the profile, or give -D IMPORT_DIR=DIR",
                     gk_printf("import \"%s\" was not resolved", s->imports[i].name));
-    /* (deny default) leaves some operations allowed (gk_sb_op_uncovered):
-     * name each family the profile then lets through for some object. */
-    const gk_sb_rule *last_default = NULL;
-    for (size_t i = s->n; i-- > 0 && !last_default;) {
-        const gk_sb_rule *r = &s->rules[i];
-        for (size_t k = 0; k < r->nops && !r->filter && r->action != GK_SB_UNRESOLVED; k++)
-            if (r->ops[k] == 0)
-                last_default = r;
+}
+
+/* An operation below family fam that the profile allows with no rule of
+ * its own deciding it (the first in the operation table), or NULL. */
+static const char *uncovered_leaf(const grant_sbpl *s, int fam)
+{
+    for (size_t op = 1; op < gk_sb_op_count(); op++) {
+        const char *on = gk_sb_op_name((int)op);
+        if (!gk_sb_op_covers(fam, (int)op) || on[strlen(on) - 1] == '*')
+            continue;
+        gk_sb_argkind ak = gk_sb_op_argkind((int)op);
+        gk_sb_query q = {(int)op, ak == GK_SB_ARG_TARGET ? "others" : ak == GK_SB_ARG_PATH ? "/"
+                                                                                      : NULL,
+                         -1};
+        gk_sb_result r = gk_sbpl_decide(s, &q);
+        if (r.verdict == GRANT_SBPL_ALLOW && r.uncovered)
+            return on;
     }
-    const gk_sb_rule *deny_default =
-        last_default && last_default->action == GK_SB_DENY ? last_default : NULL;
+    return NULL;
+}
+
+/* SB009: (deny default) leaves some operations allowed
+ * (gk_sb_op_uncovered): name each family the profile then lets through
+ * for some object, at the last default rule when it is a deny. */
+static void lint_uncovered(findings *fs)
+{
+    const grant_sbpl *s = fs->s;
+    const gk_sb_rule *last_default = NULL;
+    for (size_t i = s->n; i-- > 0 && !last_default;)
+        if (is_default_rule(&s->rules[i]))
+            last_default = &s->rules[i];
+    if (!last_default || last_default->action != GK_SB_DENY)
+        return;
     size_t nun = 0;
     const gk_sb_uncovered *un = gk_sb_uncovered_table(&nun);
-    for (size_t k = 0; deny_default && k < nun; k++) {
-        int fam = gk_sb_op_lookup(un[k].op);
-        const char *leaf = NULL;
-        for (size_t op = 1; op < gk_sb_op_count() && !leaf; op++) {
-            const char *on = gk_sb_op_name((int)op);
-            if (!gk_sb_op_covers(fam, (int)op) || on[strlen(on) - 1] == '*')
-                continue;
-            gk_sb_argkind ak = gk_sb_op_argkind((int)op);
-            gk_sb_query q = {(int)op, ak == GK_SB_ARG_TARGET ? "others" : ak == GK_SB_ARG_PATH ? "/"
-                                                                                          : NULL,
-                             -1};
-            gk_sb_result r = gk_sbpl_decide(s, &q);
-            if (r.verdict == GRANT_SBPL_ALLOW && r.uncovered)
-                leaf = gk_sb_op_name((int)op);
-        }
-        if (leaf)
-            add_finding(&fs, L_UNCOVERED, GK_WARNING, deny_default->loc,
-                        "deny it after (deny default), then allow what the program needs",
-                        gk_printf("(deny default) does not cover %s: with no rule of its own "
-                                  "deciding it, %s%s is allowed",
-                                  un[k].op, leaf,
-                                  gk_sb_op_argkind(gk_sb_op_lookup(leaf)) == GK_SB_ARG_TARGET
-                                      ? " of other processes"
-                                      : ""));
+    for (size_t k = 0; k < nun; k++) {
+        const char *leaf = uncovered_leaf(s, gk_sb_op_lookup(un[k].op));
+        if (!leaf)
+            continue;
+        add_finding(fs, L_UNCOVERED, GK_WARNING, last_default->loc,
+                    "deny it after (deny default), then allow what the program needs",
+                    gk_printf("(deny default) does not cover %s: with no rule of its own "
+                              "deciding it, %s%s is allowed",
+                              un[k].op, leaf,
+                              gk_sb_op_argkind(gk_sb_op_lookup(leaf)) == GK_SB_ARG_TARGET
+                                  ? " of other processes"
+                                  : ""));
     }
+}
+
+size_t grant_sbpl_lint(const grant_sbpl *s, grant_diags *out)
+{
+    if (!s || !out)
+        return 0;
+    findings fs = {NULL, 0, 0, s};
+    bool has_default = false;
+    shadow_budget budget = {0, false};
+    for (size_t i = 0; i < s->n; i++) {
+        const gk_sb_rule *r = &s->rules[i];
+        if (r->action == GK_SB_UNRESOLVED)
+            continue;
+        has_default |= is_default_rule(r);
+        lint_broad_allow(&fs, r);
+        lint_paths(&fs, r->filter, 0);
+        lint_shadowed(&fs, i, &budget);
+    }
+    lint_unanchored(&fs);
+    lint_unresolved(&fs);
+    lint_uncovered(&fs);
     if (!has_default && s->nsources) {
         gk_loc top = {s->sources[0], 0, 0};
         add_finding(&fs, L_NO_DEFAULT, GK_WARNING, top, "add (deny default) after (version 1)",
                     gk_strdup("the profile has no (deny default) or (allow default): "
                               "whatever no rule matches is allowed"));
     }
+    /* By source, offset, id; the steps above add in a fixed order, so
+     * ties come out the same every run. */
     if (fs.n > 1)
         qsort_r(fs.v, fs.n, sizeof(*fs.v), finding_cmp, (void *)s);
     gk_findings_to_diags(fs.v, fs.n, out);

@@ -649,12 +649,10 @@ static void veto_dir_entries(gk_projection *pr, scan_ask *a, veto_scan *s, const
     }
     for (size_t i = 0; i < l->n; i++) {
         lentry *e = &l->v[i];
-        if (e->name[0] == '.' && !hidden_too)
-            continue;
         /* A directory is no program: execve refuses it whatever its name
          * (a zsh/ of modules in an admitted /usr/lib), and a directory in
          * the veto list would read as a veto dir. */
-        if (e->type == DT_DIR)
+        if ((e->name[0] == '.' && !hidden_too) || e->type == DT_DIR)
             continue;
         uint64_t dev, ino;
         /* An entry that is no link is its own canonical file, real/NAME:
@@ -708,8 +706,9 @@ static void veto_dir_entries(gk_projection *pr, scan_ask *a, veto_scan *s, const
                                same_vetoed(a, c ? c : (own = gk_path_join(l->real, e->name)),
                                            dev, ino)));
         }
-        if (!vetoed)
-            continue;
+        struct stat st;
+        if (!vetoed || (!in_place && c && stat(c, &st) == 0 && S_ISDIR(st.st_mode)))
+            continue; /* not vetoed, or a link to a directory */
         if (in_place && !c)
             c = own = gk_path_join(l->real, e->name);
         if (on_path)

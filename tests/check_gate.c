@@ -1199,6 +1199,12 @@ static void oracle_dir(const grant_policy *p, const char *d, bool on_path, bool 
             free(c);
             c = NULL;
         }
+        /* A directory is never executed: no veto lists one. */
+        if (c && S_ISDIR(st.st_mode)) {
+            free(w);
+            free(c);
+            continue;
+        }
         grant_exec_query q = {on_path ? e->d_name : c, on_path ? w : c, c, NULL};
         if ((on_path || c) && gk_gate_exec_vetoed_id(p, &q, dev, ino)) {
             if (on_path)
@@ -1231,6 +1237,9 @@ static void oracle_tree(const grant_policy *p, const char *d, gk_strvec *out)
 
 static void scan_tree_make(const char *dir)
 {
+    /* opt/a/b/zsh, lib/tool/bin/bash: directories named as vetoed
+     * programs (zsh's modules in /usr/lib/x86_64-linux-gnu/zsh), which no
+     * veto lists. */
     static const char *const dirs[] = {"usr/bin", "etc/alt", "lib/tool/bin", "opt/a/b/c/d",
                                        "home", "tmp", "w", "opt/a/b/zsh", "usr/bin/python-lib",
                                        "lib/tool/bin/bash"};
@@ -1255,7 +1264,8 @@ static void scan_tree_make(const char *dir)
         {"usr/bin/loop1", "loop2"},      {"usr/bin/loop2", "loop1"},
         {"usr/bin/deep", "../../opt/a/b/c/d/lto-wrapper"}, {"bin", "usr/bin"},
         {"opt/a/cc", "b/c/d/.cc1"},      {"opt/a/up", "../usr/bin/bash"},
-        {"usr/bin/zsh", "ok1"}}; /* a vetoed name on an innocent file */
+        {"usr/bin/zsh", "ok1"}, /* a vetoed name on an innocent file */
+        {"usr/bin/python-dir", "../../opt/a"}}; /* a vetoed name on a directory */
     for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
         gk_autofree char *at = gk_path_join(dir, links[i][0]);
         gk_autofree char *to = links[i][1][0] == '@' ? gk_printf("%s%s", dir, links[i][1] + 1)
