@@ -1024,7 +1024,7 @@ START_TEST(handoff_needs_the_token)
     for (int round = 0; round < 2; round++) {
         gk_autofree char *sock = gk_printf("%s/p%d.sock", workdir, round),
                          *ctl = gk_printf("%s/c%d.sock", workdir, round);
-        gk_proxy_opts po = {sock, ctl, "0123456789abcdef", true, table_decide, NULL};
+        gk_proxy_opts po = {sock, ctl, "0123456789abcdef", true, table_decide, NULL, NULL};
         gk_proxy *px = NULL;
         ck_assert_int_eq(gk_proxy_start(&po, &px), 0);
         const char *step = NULL;
