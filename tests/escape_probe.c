@@ -40,6 +40,15 @@
  *   unix-high:PATH    the same, the socket made by socket(2) with the family
  *                     AF_UNIX | 1 << 32 (the kernel reads 32 bits of it)
  *   socketpair        socketpair(AF_UNIX)
+ *   dgram-pair:PATH   socketpair(AF_UNIX, SOCK_DGRAM), and sendto the datagram
+ *                     socket file PATH from one end
+ *   unix-flip:PROXY:OTHER  the TOCTOU race on a supervised connect(2): one
+ *                     thread flips one sockaddr's sun_path between PROXY and
+ *                     OTHER while this one connects through it 400 times,
+ *                     sending a SOCKS5 greeting on each connection; prints
+ *                     unix-flip=proxy:N eacces:N elsewhere:N errors:N (answered
+ *                     05 00, refused EACCES, connected but not answered in 2 s,
+ *                     any other failure)
  *   kill:PID:SIG      kill(PID, SIG); killchild: fork a child and SIGKILL it
  *   ptrace:PID        PTRACE_ATTACH (detached again if it worked)
  *   tiocsti           ioctl(0, TIOCSTI, " "); winsize: ioctl(0, TIOCGWINSZ)
@@ -52,6 +61,8 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
@@ -352,6 +363,77 @@ static void unix_connect(const char *name, bool abstract, bool high)
     close(s);
 }
 
+static void dgram_pair(const char *path)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        err_result(errno);
+        return;
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+    rc_result(sendto(sv[0], "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)));
+    close(sv[0]);
+    close(sv[1]);
+}
+
+static struct sockaddr_un flip_sa;
+static char flip_paths[2][sizeof(flip_sa.sun_path)];
+static volatile int flip_stop;
+
+static void *flipper(void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0; !flip_stop; i++)
+        memcpy(flip_sa.sun_path, flip_paths[i & 1], sizeof(flip_sa.sun_path));
+    return NULL;
+}
+
+static void unix_flip(const char *proxy, const char *other)
+{
+    if (!other || strlen(proxy) >= sizeof(flip_paths[0]) || strlen(other) >= sizeof(flip_paths[0])) {
+        result("BAD");
+        return;
+    }
+    flip_sa.sun_family = AF_UNIX;
+    strcpy(flip_paths[0], proxy);
+    strcpy(flip_paths[1], other);
+    memcpy(flip_sa.sun_path, flip_paths[0], sizeof(flip_sa.sun_path));
+    pthread_t t;
+    if (pthread_create(&t, NULL, flipper, NULL) != 0) {
+        result("BAD");
+        return;
+    }
+    unsigned long via_proxy = 0, eacces = 0, elsewhere = 0, errors = 0;
+    for (int i = 0; i < 400; i++) {
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0) {
+            errors++;
+            continue;
+        }
+        if (connect(s, (struct sockaddr *)&flip_sa, sizeof(flip_sa)) < 0) {
+            if (errno == EACCES)
+                eacces++;
+            else
+                errors++;
+            close(s);
+            continue;
+        }
+        /* The proxy answers a SOCKS5 greeting (no authentication) with 05 00. */
+        unsigned char greet[3] = {5, 1, 0}, answer[2] = {0, 0};
+        struct pollfd p = {s, POLLIN, 0};
+        if (write(s, greet, 3) == 3 && poll(&p, 1, 2000) == 1 && read(s, answer, 2) == 2 &&
+            answer[0] == 5 && answer[1] == 0)
+            via_proxy++;
+        else
+            elsewhere++;
+        close(s);
+    }
+    flip_stop = 1;
+    pthread_join(t, NULL);
+    result("proxy:%lu eacces:%lu elsewhere:%lu errors:%lu", via_proxy, eacces, elsewhere, errors);
+}
+
 static void chain(long n, const char *file)
 {
     int p[2];
@@ -422,6 +504,10 @@ static void level_step(const char *step, const char *a, const char *b)
     } else if (strcmp(step, "socketpair") == 0) {
         int sv[2];
         rc_result(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+    } else if (strcmp(step, "dgram-pair") == 0 && a) {
+        dgram_pair(a);
+    } else if (strcmp(step, "unix-flip") == 0 && a) {
+        unix_flip(a, b);
     } else if (strcmp(step, "kill") == 0) {
         rc_result(kill((pid_t)atoi(a), b ? atoi(b) : 0));
     } else if (strcmp(step, "killchild") == 0) {
@@ -477,6 +563,7 @@ static bool is_level_step(const char *step)
     static const char *const steps[] = {"read",      "write",     "list",       "cmd",
                                         "tcp",       "udp",       "abstract",   "unix",
                                         "unix-high", "socketpair", "kill",      "killchild",
+                                        "dgram-pair", "unix-flip",
                                         "ptrace",    "tiocsti",   "winsize",    "userns"};
     for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
         if (strcmp(step, steps[i]) == 0)
