@@ -42,10 +42,12 @@
  *   socketpair        socketpair(AF_UNIX)
  *   dgram-pair:PATH   socketpair(AF_UNIX, SOCK_DGRAM), and sendto the datagram
  *                     socket file PATH from one end
- *   unix-flip:PROXY:OTHER  the TOCTOU race on a supervised connect(2): one
- *                     thread flips one sockaddr's sun_path between PROXY and
- *                     OTHER while this one connects through it 400 times,
- *                     sending a SOCKS5 greeting on each connection; prints
+ *   unix-flip:PROXY:OTHER  the TOCTOU race on a supervised connect(2): this
+ *                     thread connects through one sockaddr holding PROXY
+ *                     while another turns its sun_path into OTHER 0-300 us
+ *                     after the call began (until each answer came 50 times,
+ *                     at most 20,000 tries or 60 s), with a SOCKS5 greeting
+ *                     on each connection; prints
  *                     unix-flip=proxy:N eacces:N elsewhere:N errors:N (answered
  *                     05 00, refused EACCES, connected but not answered in 2 s,
  *                     any other failure)
@@ -81,6 +83,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MFD_NOEXEC_SEAL
@@ -379,13 +382,33 @@ static void dgram_pair(const char *path)
 
 static struct sockaddr_un flip_sa;
 static char flip_paths[2][sizeof(flip_sa.sun_path)];
-static volatile int flip_stop;
+static int flip_stop, flip_go, flip_done;
+static long flip_delay_ns;
 
+static long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Once the other thread is about to connect through flip_sa (holding
+ * PROXY), wait flip_delay_ns and turn it into OTHER: early, before the
+ * supervisor reads it; late, after it read it and while it connects (when
+ * a supervisor that let the kernel read the address again would lose). */
 static void *flipper(void *arg)
 {
     (void)arg;
-    for (unsigned i = 0; !flip_stop; i++)
-        memcpy(flip_sa.sun_path, flip_paths[i & 1], sizeof(flip_sa.sun_path));
+    while (!__atomic_load_n(&flip_stop, __ATOMIC_ACQUIRE)) {
+        if (!__atomic_load_n(&flip_go, __ATOMIC_ACQUIRE))
+            continue;
+        long until = now_ns() + __atomic_load_n(&flip_delay_ns, __ATOMIC_RELAXED);
+        while (now_ns() < until)
+            ;
+        memcpy(flip_sa.sun_path, flip_paths[1], sizeof(flip_sa.sun_path));
+        __atomic_store_n(&flip_go, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&flip_done, 1, __ATOMIC_RELEASE);
+    }
     return NULL;
 }
 
@@ -398,21 +421,31 @@ static void unix_flip(const char *proxy, const char *other)
     flip_sa.sun_family = AF_UNIX;
     strcpy(flip_paths[0], proxy);
     strcpy(flip_paths[1], other);
-    memcpy(flip_sa.sun_path, flip_paths[0], sizeof(flip_sa.sun_path));
     pthread_t t;
     if (pthread_create(&t, NULL, flipper, NULL) != 0) {
         result("BAD");
         return;
     }
     unsigned long via_proxy = 0, eacces = 0, elsewhere = 0, errors = 0;
-    for (int i = 0; i < 400; i++) {
+    time_t until = time(NULL) + 60;
+    for (unsigned i = 0; i < 20000 && (via_proxy < 50 || eacces < 50) && time(NULL) < until;
+         i++) {
         int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (s < 0) {
             errors++;
             continue;
         }
-        if (connect(s, (struct sockaddr *)&flip_sa, sizeof(flip_sa)) < 0) {
-            if (errno == EACCES)
+        memcpy(flip_sa.sun_path, flip_paths[0], sizeof(flip_sa.sun_path));
+        /* 0 to 300 us, spread over the tries */
+        __atomic_store_n(&flip_delay_ns, (long)((i * 7919u) % 300000u), __ATOMIC_RELAXED);
+        __atomic_store_n(&flip_done, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&flip_go, 1, __ATOMIC_RELEASE);
+        int rc = connect(s, (struct sockaddr *)&flip_sa, sizeof(flip_sa));
+        int err = errno;
+        while (!__atomic_load_n(&flip_done, __ATOMIC_ACQUIRE))
+            ;
+        if (rc < 0) {
+            if (err == EACCES)
                 eacces++;
             else
                 errors++;
@@ -422,14 +455,14 @@ static void unix_flip(const char *proxy, const char *other)
         /* The proxy answers a SOCKS5 greeting (no authentication) with 05 00. */
         unsigned char greet[3] = {5, 1, 0}, answer[2] = {0, 0};
         struct pollfd p = {s, POLLIN, 0};
-        if (write(s, greet, 3) == 3 && poll(&p, 1, 2000) == 1 && read(s, answer, 2) == 2 &&
-            answer[0] == 5 && answer[1] == 0)
+        if (send(s, greet, 3, MSG_NOSIGNAL) == 3 && poll(&p, 1, 2000) == 1 &&
+            read(s, answer, 2) == 2 && answer[0] == 5 && answer[1] == 0)
             via_proxy++;
         else
             elsewhere++;
         close(s);
     }
-    flip_stop = 1;
+    __atomic_store_n(&flip_stop, 1, __ATOMIC_RELEASE);
     pthread_join(t, NULL);
     result("proxy:%lu eacces:%lu elsewhere:%lu errors:%lu", via_proxy, eacces, elsewhere, errors);
 }
