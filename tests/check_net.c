@@ -1129,6 +1129,35 @@ START_TEST(landlock_level_chosen_by_auto_without_userns_as_the_user)
 }
 END_TEST
 
+/* The frame protocol at the landlock level (grantrun --isolate process):
+ * the run-result's network member carries the same proxy's decisions. */
+START_TEST(landlock_level_frame_network_member)
+{
+    world();
+    gk_autofree char *pol = gk_printf("%s/t.grant", workdir);
+    gk_autofree char *text = gk_printf("grant t {\n"
+                                       "    fs { write %s; }\n"
+                                       "    net { allow allowed.test; }\n"
+                                       "}\n",
+                                       workdir);
+    write_file(pol, text);
+    const char *args[] = {"--isolate", "process", "--json", "--level", "landlock", "-p", pol,
+                          "--", "sh", "-c",
+                          "curl -sS -m 30 http://allowed.test/ && curl -sS -m 30 "
+                          "http://denied.test/; echo \"denied $?\"",
+                          NULL};
+    run r = grantrun(args);
+    ck_assert_msg(r.status == 0, "status %d: %s\n%s", r.status, r.out, r.err);
+    expect_in("result", r.out, "\"level\":\"landlock\"");
+    expect_in("result", r.out, "\"network\":{\"connections\":[{\"host\":\"allowed.test\","
+                               "\"port\":80,\"address\":\"" PUBLIC "\",\"verdict\":\"allowed\"");
+    expect_in("result", r.out, "{\"host\":\"denied.test\",\"port\":80,\"address\":null,"
+                               "\"verdict\":\"refused\"");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
 /* Without destination lists the record's network member is null; the
  * rest of it is the enforcement record. */
 START_TEST(report_without_lists)
@@ -1281,6 +1310,7 @@ static Suite *net_suite(void)
     tcase_add_test(t, landlock_level_chosen_by_auto_without_mounts_as_the_user);
     tcase_add_test(t, landlock_level_chosen_by_auto_without_userns);
     tcase_add_test(t, landlock_level_chosen_by_auto_without_userns_as_the_user);
+    tcase_add_test(t, landlock_level_frame_network_member);
     suite_add_tcase(s, t);
     /* Five minutes and more: only when asked (make check-net-idle). */
     if (getenv("GK_NET_IDLE_TEST")) {
