@@ -30,7 +30,6 @@
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for a thread, not only a leader */
 #endif
-#define HANDOFF_MS 10000
 
 struct gk_unixnet {
     pthread_t thread;
@@ -42,13 +41,15 @@ struct gk_unixnet {
 };
 
 /* The listener, from the helper (SCM_RIGHTS after "GKN1"); "ok" back once
- * it is ours. -1 when the helper ended first or sent something else. */
+ * it is ours. -1 when the helper ended first (EOF: grantrun holds no copy
+ * of its end), the run did, or it sent something else. No deadline of its
+ * own: the run's is grantrun's. */
 static int take_listener(gk_unixnet *u)
 {
     struct pollfd p[2] = {{u->sock, POLLIN, 0}, {u->stop[0], POLLIN, 0}};
     int rc;
     do
-        rc = poll(p, 2, HANDOFF_MS);
+        rc = poll(p, 2, -1);
     while (rc < 0 && errno == EINTR);
     if (rc <= 0 || p[1].revents || !(p[0].revents & POLLIN))
         return -1;
