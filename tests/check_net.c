@@ -1045,8 +1045,12 @@ static void landlock_level(bool as_user, ll_host host)
         "link=\"${GRANTKIT_PROXY_SOCKET%%?}X\"; ln -s %s \"$link\"; "
         "./escape-probe tcp:" PUBLIC ":80 udp:" PUBLIC ":53 unix:%s \"unix:$link\" abstract:%s "
         "\"unix:$GRANTKIT_PROXY_SOCKET\" \"unix-flip:$GRANTKIT_PROXY_SOCKET:$link\"; "
+        /* the proxy's own path (in the command's TMPDIR) replaced by a
+         * symlink to the other socket: grantrun connects its own address */
+        "rm \"$GRANTKIT_PROXY_SOCKET\" && ln -s %s \"$GRANTKIT_PROXY_SOCKET\" && "
+        "./escape-probe \"socks:$GRANTKIT_PROXY_SOCKET\"; "
         "curl -sS -m 30 http://allowed.test/again",
-        other, other, abstract);
+        other, other, abstract, other);
     const char *args[] = {"--level", host == LL_FORCED ? "landlock" : "auto",
                           "--report", report, "-p", pol, "--", "sh", "-c", script, NULL};
     gk_autofree char *nomount = gk_printf("%s/tests/nomount", gk_test_builddir());
@@ -1071,7 +1075,8 @@ static void landlock_level(bool as_user, ll_host host)
      * proxy ever answered */
     ck_assert_msg(via >= 20 && eacces >= 20 && elsewhere == 0 && errors == 0, "%s", flip);
     expect_in("control before", r.out, "hello from allowed.test at " PUBLIC ":80\ndenied 97\n");
-    expect_in("control after", flip, "hello from allowed.test at " PUBLIC ":80\n");
+    expect_in("the path replaced", flip, "\nsocks=OK\nhello from allowed.test at " PUBLIC
+                                         ":80\n");
     gk_autofree char *refused = gk_printf("grantrun: net: refused denied.test:80 (no allow rule "
                                           "matches; rule %s:3)\n",
                                           pol);

@@ -40,6 +40,9 @@
  *   unix-high:PATH    the same, the socket made by socket(2) with the family
  *                     AF_UNIX | 1 << 32 (the kernel reads 32 bits of it)
  *   socketpair        socketpair(AF_UNIX)
+ *   socks:PATH        connect a Unix stream socket to PATH and send a SOCKS5
+ *                     greeting: OK when answered 05 00 (a grantkit proxy),
+ *                     NOANSWER when connected but not answered in 2 s
  *   dgram-pair:PATH   socketpair(AF_UNIX, SOCK_DGRAM), and sendto the datagram
  *                     socket file PATH from one end
  *   unix-flip:PROXY:OTHER  the TOCTOU race on a supervised connect(2): this
@@ -380,6 +383,29 @@ static void dgram_pair(const char *path)
     close(sv[1]);
 }
 
+/* A connected socket's answer to a SOCKS5 greeting (no authentication):
+ * a grantkit proxy says 05 00. */
+static bool socks_answers(int s)
+{
+    unsigned char greet[3] = {5, 1, 0}, answer[2] = {0, 0};
+    struct pollfd p = {s, POLLIN, 0};
+    return send(s, greet, 3, MSG_NOSIGNAL) == 3 && poll(&p, 1, 2000) == 1 &&
+           read(s, answer, 2) == 2 && answer[0] == 5 && answer[1] == 0;
+}
+
+static void socks(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        err_result(errno);
+    else
+        result(socks_answers(s) ? "OK" : "NOANSWER");
+    if (s >= 0)
+        close(s);
+}
+
 static struct sockaddr_un flip_sa;
 static char flip_paths[2][sizeof(flip_sa.sun_path)];
 static int flip_stop, flip_go, flip_done;
@@ -452,11 +478,7 @@ static void unix_flip(const char *proxy, const char *other)
             close(s);
             continue;
         }
-        /* The proxy answers a SOCKS5 greeting (no authentication) with 05 00. */
-        unsigned char greet[3] = {5, 1, 0}, answer[2] = {0, 0};
-        struct pollfd p = {s, POLLIN, 0};
-        if (send(s, greet, 3, MSG_NOSIGNAL) == 3 && poll(&p, 1, 2000) == 1 &&
-            read(s, answer, 2) == 2 && answer[0] == 5 && answer[1] == 0)
+        if (socks_answers(s))
             via_proxy++;
         else
             elsewhere++;
@@ -537,6 +559,8 @@ static void level_step(const char *step, const char *a, const char *b)
     } else if (strcmp(step, "socketpair") == 0) {
         int sv[2];
         rc_result(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+    } else if (strcmp(step, "socks") == 0 && a) {
+        socks(a);
     } else if (strcmp(step, "dgram-pair") == 0 && a) {
         dgram_pair(a);
     } else if (strcmp(step, "unix-flip") == 0 && a) {
@@ -596,7 +620,7 @@ static bool is_level_step(const char *step)
     static const char *const steps[] = {"read",      "write",     "list",       "cmd",
                                         "tcp",       "udp",       "abstract",   "unix",
                                         "unix-high", "socketpair", "kill",      "killchild",
-                                        "dgram-pair", "unix-flip",
+                                        "dgram-pair", "unix-flip", "socks",
                                         "ptrace",    "tiocsti",   "winsize",    "userns"};
     for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
         if (strcmp(step, steps[i]) == 0)
