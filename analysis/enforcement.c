@@ -359,13 +359,19 @@ static void net_rows(ctx *c)
         /* Destination lists (network.md §2): the namespaces level's own
          * network namespace has no route out and grantrun's proxy decides
          * each connection; the landlock level has no namespace for the
-         * relay and the proxy's unix-socket form is not built, so it
-         * refuses TCP and UDP as for net deny: nothing is reachable. */
+         * relay: TCP and UDP are refused as for net deny, and the proxy is
+         * reached through its Unix socket only, by the programs that can
+         * (runtime/unixnet.h). */
         if (c->ll)
-            row(e, true, "net.list", "policy", GK_BY_SECCOMP | (c->abi >= 4 ? GK_BY_LANDLOCK : 0),
+            row(e, true, "net.list", "policy",
+                GK_BY_SECCOMP | GK_BY_SUPERVISOR | (c->abi >= 4 ? GK_BY_LANDLOCK : 0),
                 GK_ENF_STRICTER,
-                gk_strdup("no proxy at this level: socket() of every family but AF_UNIX is "
-                          "refused, so no destination is reachable, not even an allowed one"),
+                gk_strdup("no relay at this level: TCP and UDP are refused as for net deny; "
+                          "grantrun's proxy decides each connection, reached only through its "
+                          "Unix socket (GRANTKIT_PROXY_SOCKET; ALL_PROXY=socks5h://localhost/"
+                          "PATH, no HTTP_PROXY): only programs that use a SOCKS5 proxy on a "
+                          "Unix socket (curl 7.84 and later) reach an allowed destination, "
+                          "others fail closed"),
                 "net destination lists (%zu allowed, %zu denied)", pr->net_allow.n,
                 pr->net_deny.n);
         else
@@ -392,13 +398,24 @@ static void net_rows(ctx *c)
     {
         char *why = NULL;
         gk_enf_status st = GK_ENF_ENFORCED;
-        if (c->ll) {
+        unsigned by = GK_BY_MOUNT;
+        if (c->ll && pr->net_list) {
             st = GK_ENF_STRICTER;
+            by = GK_BY_SECCOMP | GK_BY_SUPERVISOR;
+            why = gk_strdup("Landlock cannot refuse connect(2) to a socket file: grantrun's "
+                            "supervisor answers every connect(2), and connects only the proxy's "
+                            "socket (EACCES for any other address, even one in a readable "
+                            "region); Unix sockets other than stream ones, bind(2) and datagram "
+                            "socketpairs are refused");
+        } else if (c->ll) {
+            st = GK_ENF_STRICTER;
+            by = GK_BY_SECCOMP;
             why = gk_strdup("Landlock cannot refuse connect(2) to a socket file: socket(AF_UNIX) "
                             "is refused outright, so no Unix socket is reachable, not even one "
-                            "in a readable region (socketpair(2) works)");
+                            "in a readable region (socketpair(2) works, but not of datagrams, "
+                            "whose sendto(2) reaches any datagram socket file)");
         }
-        row(e, true, "net.unix", "implicit:linux", c->ll ? GK_BY_SECCOMP : GK_BY_MOUNT, st, why,
+        row(e, true, "net.unix", "implicit:linux", by, st, why,
             "Unix socket files outside the readable regions unreachable");
     }
 }
@@ -452,11 +469,15 @@ static void envelope_rows(ctx *c, const gk_enf_host *h)
            : NULL,
         "host processes invisible");
     if (ll) {
+        const char *how = pr->net_list ? "grantrun's supervisor refuses connect(2) to an "
+                                         "abstract address"
+                                       : "socket(AF_UNIX) refused";
         row(e, false, "envelope.abstract", "envelope",
-            GK_BY_SECCOMP | (c->abi >= 6 ? GK_BY_LANDLOCK : 0), GK_ENF_ENFORCED,
-            gk_strdup(c->abi >= 6 ? "socket(AF_UNIX) refused, and Landlock's abstract socket "
-                                    "scope (ABI 6)"
-                                  : "socket(AF_UNIX) refused"),
+            GK_BY_SECCOMP | (pr->net_list ? GK_BY_SUPERVISOR : 0) |
+                (c->abi >= 6 ? GK_BY_LANDLOCK : 0),
+            GK_ENF_ENFORCED,
+            c->abi >= 6 ? gk_printf("%s, and Landlock's abstract socket scope (ABI 6)", how)
+                        : gk_strdup(how),
             "host abstract Unix sockets unreachable");
     } else {
         /* With net allowed the host's network namespace is shared: the

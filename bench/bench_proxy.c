@@ -173,7 +173,7 @@ int main(int argc, char **argv)
     snprintf(sock, sizeof(sock), "%s/proxy.sock", dir);
     snprintf(ctl, sizeof(ctl), "%s/handoff.sock", dir);
     gk_proxy *px = NULL;
-    gk_proxy_opts po = {sock, ctl, "bench", false, allow_all, NULL};
+    gk_proxy_opts po = {sock, ctl, "bench", false, allow_all, NULL, NULL};
     if (gk_proxy_start(&po, &px) < 0)
         return 2;
     /* What the helper does in the envelope: the loopback listeners go to

@@ -4,7 +4,8 @@
  *   grantkit-helper [--status-fd N] [--pin-link PATH]... [--noexec PATH]... [--stdio guard]
  *                   [--nproc N]
  *                   [--nofile N] [--cpu SECONDS] [--as BYTES] [--landlock-fd N]
- *                   [--seccomp-fd N]... [--net-relay PORT:TOKEN:CONTROL] -- COMMAND [ARG...]
+ *                   [--seccomp-fd N]... [--seccomp-notify-fd N --notify-fd N]
+ *                   [--net-relay PORT:TOKEN:CONTROL] -- COMMAND [ARG...]
  *
  * Runs inside bwrap with CAP_SYS_ADMIN in the envelope's user namespace
  * only, and in this order: makes each --pin-link symlink a mountpoint of
@@ -16,6 +17,11 @@
  * the seccomp programs read from each --seccomp-fd (in the envelope the
  * mount filter; at the landlock level, where the helper runs alone, the
  * main and mount filters and its own, runtime/level.c); with
+ * --seccomp-notify-fd, loads that program last with a listener
+ * (SECCOMP_FILTER_FLAG_NEW_LISTENER) and sends the listener to grantrun
+ * over the socket --notify-fd (SCM_RIGHTS after "GKN1"), keeping no copy,
+ * and waits for grantrun's "ok": its supervisor holds it before the
+ * command can make a call it answers (runtime/unixnet.h); with
  * --net-relay, hands the envelope's loopback listeners on PORT to the
  * network proxy through its CONTROL socket, with the run's TOKEN
  * (relay.h); execs
@@ -65,6 +71,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -359,6 +366,53 @@ static void load_seccomp(int fd)
     free(prog);
 }
 
+/* 5a. The program whose connect(2) grantrun's supervisor answers: loaded
+ * with a listener, which goes to grantrun; the helper keeps none. Only
+ * fatal signals interrupt a call the supervisor took (WAIT_KILLABLE_RECV,
+ * Linux 5.19), where the kernel has that. */
+static void load_seccomp_listener(int fd, int sock)
+{
+    size_t len = 0;
+    char *prog = slurp(fd, &len, "seccomp listener");
+    if (len == 0 || len % sizeof(struct sock_filter) != 0)
+        report(125, "setup seccomp listener: not a BPF program (%zu bytes)", len);
+    struct sock_fprog fp = {(unsigned short)(len / sizeof(struct sock_filter)),
+                            (struct sock_filter *)prog};
+    long l = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+                     &fp);
+    if (l < 0 && errno == EINVAL)
+        l = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
+    if (l < 0)
+        report(125, "setup seccomp listener: %s", strerror(errno));
+    free(prog);
+    int listener = (int)l;
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } cm;
+    memset(&cm, 0, sizeof(cm));
+    struct iovec iov = {(void *)"GKN1", 4};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
+                       .msg_controllen = sizeof(cm.buf)};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &listener, sizeof(int));
+    ssize_t w = sendmsg(sock, &m, MSG_NOSIGNAL);
+    int err = errno;
+    close(listener);
+    if (w != 4)
+        report(125, "setup seccomp listener: cannot hand it to grantrun: %s",
+                strerror(w < 0 ? err : EPROTO));
+    char answer[2] = "";
+    struct pollfd p = {sock, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1 || read(sock, answer, 2) != 2 || memcmp(answer, "ok", 2) != 0)
+        report(125, "setup seccomp listener: grantrun's supervisor did not take it");
+    close(sock);
+}
+
 /* 5b. Descriptors handed in. A regular file (or block device) on 0-2 is
  * open on the host's mount, not the envelope's noexec one: through
  * /proc/self/fd/N the command could write a program into it and map it
@@ -543,7 +597,7 @@ int main(int argc, char **argv)
 {
     const char *noexec[MAX_NOEXEC], *pins[MAX_PINS];
     size_t nnoexec = 0, npins = 0;
-    int landlock_fd = -1, seccomp_fd[4];
+    int landlock_fd = -1, seccomp_fd[4], notify_prog = -1, notify_sock = -1;
     size_t nseccomp = 0;
     const char *net_relay = NULL;
     bool guard = false; /* --stdio guard: the envelope's mounts are the protection */
@@ -576,6 +630,10 @@ int main(int argc, char **argv)
             if (strcmp(v, "guard") != 0)
                 usage("--stdio: not 'guard'");
             guard = true;
+        } else if (strcmp(flag, "--seccomp-notify-fd") == 0) {
+            notify_prog = fd_arg(flag, v);
+        } else if (strcmp(flag, "--notify-fd") == 0) {
+            notify_sock = fd_arg(flag, v);
         } else if (strcmp(flag, "--net-relay") == 0) {
             net_relay = v;
         } else if (strcmp(flag, "--nproc") == 0) {
@@ -595,6 +653,8 @@ int main(int argc, char **argv)
             ;
     if (i + 1 >= argc)
         usage("missing -- COMMAND");
+    if ((notify_prog < 0) != (notify_sock < 0))
+        usage("--seccomp-notify-fd and --notify-fd go together");
     char **command = argv + i + 1;
 
     for (size_t k = 0; k < npins; k++)
@@ -610,6 +670,8 @@ int main(int argc, char **argv)
         apply_landlock(landlock_fd);
     for (size_t k = 0; k < nseccomp; k++)
         load_seccomp(seccomp_fd[k]);
+    if (notify_prog >= 0)
+        load_seccomp_listener(notify_prog, notify_sock);
     if (net_relay) {
         char *end;
         long port = strtol(net_relay, &end, 10);

@@ -555,7 +555,7 @@ static void envelope_init(envelope *e)
 /* The policy's own decision for a destination (grant_check_connect), as
  * the proxy asks it: the rule with its origin ("allow github.com; rule
  * f.grant:3"). */
-static int gate_decide(void *ctx, const char *host, unsigned port, gk_net_decision *out)
+int gk_launch_net_decide(void *ctx, const char *host, unsigned port, gk_net_decision *out)
 {
     const grant_policy *p = ctx;
     grant_verdict *v = NULL;
@@ -643,7 +643,7 @@ static bool net_setup(envelope *e, const gk_launch_opts *o, gk_launch_result *ou
          * binds of them; with the host root bound, the loopback listeners
          * are the only way in. */
         gk_proxy_opts po = {e->net_socket, e->net_control, e->net_token, true, o->net_decide,
-                            o->net_ctx};
+                            o->net_ctx, NULL};
         int rc = gk_proxy_start(&po, &e->proxy);
         if (rc < 0) {
             fail(out, GK_RUN_FAILED,
@@ -1074,7 +1074,7 @@ int gk_launch_planned(const grant_policy *p, const gk_launch_opts *given, gk_pla
     /* A policy with destination lists: the gate decides each connection. */
     gk_launch_opts eff = *given;
     if (!eff.net_decide && grant_policy_net_mode(p) == GRANT_NET_LIST) {
-        eff.net_decide = gate_decide;
+        eff.net_decide = gk_launch_net_decide;
         eff.net_ctx = (void *)p;
     }
     const gk_launch_opts *o = &eff;

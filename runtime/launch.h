@@ -107,6 +107,12 @@ GK_HIDDEN void gk_launch_take_stdio(const gk_launch_opts *o);
 GK_HIDDEN int gk_launch_gate(const grant_policy *p, const gk_launch_opts *o,
                              gk_launch_result *out);
 
+/* The policy's own decision for a destination (grant_check_connect; ctx
+ * the grant_policy), as the proxy asks it: both levels' net_decide for a
+ * policy with destination lists. */
+GK_HIDDEN int gk_launch_net_decide(void *ctx, const char *host, unsigned port,
+                                   gk_net_decision *out);
+
 /* Where the PATH walk of the policy's context finds `name` in path_env
  * (absolute entries only, an executable regular file: the gate's own
  * walk), or NULL. Caller frees. */

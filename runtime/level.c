@@ -13,12 +13,22 @@
  *     that holds a carve-out is replaced by rules on the directory (what it
  *     may keep) and on each existing entry around the carve-out (the rest);
  *   - net deny: TCP bind and connect handled with no rule (ABI 4); the
- *     abstract-socket and signal scopes (ABI 6); socket(AF_UNIX), and
- *     changes of mode, owner, xattrs and explicit file times, refused by a
- *     third seccomp filter (Landlock has no right for them).
+ *     abstract-socket and signal scopes (ABI 6); socket(AF_UNIX), datagram
+ *     socketpairs, and changes of mode, owner, xattrs and explicit file
+ *     times, refused by a third seccomp filter (Landlock has no right for
+ *     them);
+ *   - destination lists: as net deny, but the proxy (proxy.h) runs, on a
+ *     socket in the run's TMPDIR and on an abstract address; the third
+ *     filter admits Unix stream sockets, refuses bind(2) and sends every
+ *     connect(2) to grantrun's supervisor (unixnet.h), which connects only
+ *     the proxy's path, and there to the abstract address. The command
+ *     gets GRANTKIT_PROXY_SOCKET and ALL_PROXY=socks5h://localhost/PATH;
+ *     HTTP_PROXY and HTTPS_PROXY are unset (no client speaks HTTP to a
+ *     proxy on a Unix socket), so what cannot use it fails closed.
  *
  * Descriptors of the helper: 3 the ruleset, 4-6 the seccomp filters (main,
- * mount, unix), 7 the status pipe.
+ * mount, unix), 7 the status pipe, 8 (destination lists) the socket the
+ * listener of the third filter goes to grantrun by.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,6 +36,7 @@
 #include "runtime/level.h"
 #include "backends/backend.h"
 #include "runtime/seccomp.h"
+#include "runtime/unixnet.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -46,6 +58,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -79,8 +92,15 @@ enum {
 #define LL_WRITES (LL_ALL & ~(LL_READ | LL_EXECUTE | LL_IOCTL_DEV))
 #define LL_FILE_ONLY (LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE | LL_TRUNCATE | LL_IOCTL_DEV)
 
-enum { HFD_LANDLOCK = 3, HFD_SECCOMP = 4, HFD_MOUNT = 5, HFD_UNIX = 6, HFD_STATUS = 7 };
-#define HFDS 5
+enum {
+    HFD_LANDLOCK = 3,
+    HFD_SECCOMP = 4,
+    HFD_MOUNT = 5,
+    HFD_UNIX = 6,
+    HFD_STATUS = 7,
+    HFD_NOTIFY = 8,
+};
+#define HFDS 6
 
 #define PRIVATE_TMP_TEMPLATE "grantkit-run-XXXXXX"
 
@@ -505,26 +525,68 @@ typedef struct ll_run {
     gk_strvec env;
     int fds[HFDS];
     int status_pipe[2];
+    /* destination lists: the proxy, where the command finds it, and the
+     * supervisor of its connect(2) calls with grantrun's end of the
+     * listener's handoff */
+    bool proxied;
+    char *proxy_path, *proxy_abstract;
+    gk_proxy *proxy;
+    int notify_sock;
+    gk_unixnet *sup;
 } ll_run;
 
+/* Each AF_UNIX socket type but SOCK_STREAM (the low four bits of the
+ * type; other bits are flags, and the kernel refuses unknown ones). */
+static int refuse_unix_types(scmp_filter_ctx ctx, int nr, uint64_t keep1, uint64_t keep2)
+{
+    int rc = 0;
+    for (uint64_t t = 0; rc == 0 && t < 16; t++)
+        if (t != keep1 && t != keep2)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
+                                  SCMP_A0_64(SCMP_CMP_MASKED_EQ, UINT32_MAX, AF_UNIX),
+                                  SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, t));
+    return rc;
+}
+
+/* The Unix sockets of the landlock level. Without the proxy, none: no
+ * socket(AF_UNIX) (connect(2) to a socket file is out of Landlock's
+ * reach). With it: stream sockets only, no bind(2), and every connect(2)
+ * answered by grantrun's supervisor (unixnet.h). Either way socketpair(2)
+ * stays, but not of datagrams: sendto(2) on one reaches any datagram
+ * socket file of the host (/dev/log), whatever the address (a stream or
+ * seqpacket pair takes none). */
+static int unix_rules(scmp_filter_ctx ctx, bool proxied)
+{
+    int rc = refuse_unix_types(ctx, SCMP_SYS(socketpair), SOCK_STREAM, SOCK_SEQPACKET);
+    if (rc == 0 && !proxied)
+        /* The family is an int to the kernel: the low 32 bits of the
+         * register decide, whatever the high ones hold (socket(0x100000001)
+         * is socket(AF_UNIX) to the kernel and no match for a full
+         * comparison). */
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
+                              SCMP_A0_64(SCMP_CMP_MASKED_EQ, UINT32_MAX, AF_UNIX));
+    if (rc == 0 && proxied)
+        rc = refuse_unix_types(ctx, SCMP_SYS(socket), SOCK_STREAM, SOCK_STREAM);
+    if (rc == 0 && proxied)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bind), 0);
+    if (rc == 0 && proxied)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
+    return rc;
+}
+
 /* What Landlock (ABI <= 7) has no right for, refused by a third filter:
- * socket(AF_UNIX) (connect(2) to a socket file is out of its reach;
- * socketpair stays); every change of mode, owner or extended attribute
+ * Unix sockets (unix_rules); every change of mode, owner or extended attribute
  * (chmod(2) and friends are not file writes to Landlock, so a read-only
  * region's files would otherwise take them), and of inode flags (chattr);
  * file times other than "now"
  * (utimensat and friends with explicit times; touch(1) of a file sets
  * "now" and still works). */
-static int ll_filter_fd(void)
+static int ll_filter_fd(bool proxied)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx)
         return -ENOMEM;
-    /* The family is an int to the kernel: the low 32 bits of the register
-     * decide, whatever the high ones hold (socket(0x100000001) is
-     * socket(AF_UNIX) to the kernel and no match for a full comparison). */
-    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
-                              SCMP_A0_64(SCMP_CMP_MASKED_EQ, UINT32_MAX, AF_UNIX));
+    int rc = unix_rules(ctx, proxied);
     static const char *const refused[] = {
         "chmod",    "fchmod",    "fchmodat",  "fchmodat2", "chown",        "fchown",
         "lchown",   "fchownat",  "setxattr",  "lsetxattr", "fsetxattr",    "removexattr",
@@ -681,23 +743,52 @@ static void ll_free(ll_run *r)
     gk_buf_free(&r->text);
     gk_landlock_free(&r->rs);
     gk_bwrap_plan_free(&r->plan);
+    if (r->notify_sock >= 0)
+        close(r->notify_sock);
     if (r->tmpdir && strstr(r->tmpdir, "XXXXXX") == NULL)
         gk_remove_tree(r->tmpdir);
     free(r->tmpdir);
+    free(r->proxy_path);
+    free(r->proxy_abstract);
     gk_strvec_free(&r->env);
 }
 
-/* The command's environment with TMPDIR the run's own directory. */
+/* Names the command's environment gets from the run, not the caller. */
+static bool run_owned(const char *entry, bool proxied)
+{
+    static const char *const proxy_names[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                                              "NO_PROXY", "GRANTKIT_PROXY_SOCKET"};
+    if (gk_has_prefix(entry, "TMPDIR="))
+        return true;
+    for (size_t k = 0; proxied && k < sizeof(proxy_names) / sizeof(*proxy_names); k++) {
+        size_t n = strlen(proxy_names[k]);
+        if (strncasecmp(entry, proxy_names[k], n) == 0 && entry[n] == '=')
+            return true;
+    }
+    return false;
+}
+
+/* The command's environment with TMPDIR the run's own directory; with the
+ * proxy, its socket (network.md §2: ALL_PROXY in both cases, NO_PROXY
+ * empty, no HTTP_PROXY or HTTPS_PROXY: no client speaks HTTP to a proxy on
+ * a Unix socket, and one that would reach it through them fails closed). */
 static void command_env(ll_run *r, const char *const *env)
 {
     for (size_t i = 0; env && env[i]; i++)
-        if (!gk_has_prefix(env[i], "TMPDIR="))
+        if (!run_owned(env[i], r->proxied))
             gk_strvec_push(&r->env, env[i]);
     gk_strvec_push_take(&r->env, gk_printf("TMPDIR=%s", r->tmpdir));
+    if (r->proxied) {
+        gk_strvec_push_take(&r->env, gk_printf("GRANTKIT_PROXY_SOCKET=%s", r->proxy_path));
+        gk_strvec_push_take(&r->env, gk_printf("ALL_PROXY=socks5h://localhost%s", r->proxy_path));
+        gk_strvec_push_take(&r->env, gk_printf("all_proxy=socks5h://localhost%s", r->proxy_path));
+        gk_strvec_push(&r->env, "NO_PROXY=");
+        gk_strvec_push(&r->env, "no_proxy=");
+    }
     gk_strvec_push_take(&r->env, NULL);
 }
 
-static void helper_argv(const gk_launch_opts *o, gk_strvec *argv)
+static void helper_argv(const gk_launch_opts *o, bool proxied, gk_strvec *argv)
 {
     gk_strvec_push(argv, o->helper);
     const struct {
@@ -707,8 +798,9 @@ static void helper_argv(const gk_launch_opts *o, gk_strvec *argv)
                {"--landlock-fd", HFD_LANDLOCK},
                {"--seccomp-fd", HFD_SECCOMP},
                {"--seccomp-fd", HFD_MOUNT},
-               {"--seccomp-fd", HFD_UNIX}};
-    for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++) {
+               {proxied ? "--seccomp-notify-fd" : "--seccomp-fd", HFD_UNIX},
+               {proxied ? "--notify-fd" : NULL, HFD_NOTIFY}};
+    for (size_t i = 0; i < sizeof(fds) / sizeof(*fds) && fds[i].flag; i++) {
         gk_strvec_push(argv, fds[i].flag);
         gk_strvec_push_take(argv, gk_printf("%d", fds[i].fd));
     }
@@ -890,12 +982,17 @@ static void __attribute__((noreturn)) exec_helper(ll_run *r, const gk_launch_opt
         _exit(GK_RUN_FAILED);
     gk_launch_take_stdio(o);
     int high[HFDS];
-    for (int i = 0; i < HFDS; i++)
-        if ((high[i] = fcntl(r->fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
+    for (int i = 0; i < HFDS; i++) {
+        high[i] = -1;
+        if (r->fds[i] >= 0 && (high[i] = fcntl(r->fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
             _exit(GK_RUN_FAILED);
-    for (int i = 0; i < HFDS; i++)
-        if (dup2(high[i], HFD_LANDLOCK + i) < 0)
+    }
+    for (int i = 0; i < HFDS; i++) {
+        if (high[i] < 0)
+            close(HFD_LANDLOCK + i); /* none (no proxy): the number stays free */
+        else if (dup2(high[i], HFD_LANDLOCK + i) < 0)
             _exit(GK_RUN_FAILED);
+    }
     if (syscall(SYS_close_range, (unsigned)HFD_LANDLOCK + HFDS, ~0U, 0) < 0)
         for (int fd = HFD_LANDLOCK + HFDS; fd < 1024; fd++)
             close(fd);
@@ -966,6 +1063,8 @@ static void __attribute__((noreturn)) keeper(ll_run *r, const gk_launch_opts *o,
         if (r->fds[i] >= 0)
             close(r->fds[i]);
     close(r->status_pipe[0]);
+    if (r->notify_sock >= 0)
+        close(r->notify_sock);
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     int st = 0;
     for (;;) {
@@ -1001,7 +1100,7 @@ static void __attribute__((noreturn)) keeper(ll_run *r, const gk_launch_opts *o,
 static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result *out)
 {
     gk_strvec argv = {0};
-    helper_argv(o, &argv);
+    helper_argv(o, r->proxied, &argv);
     gk_strvec_push_take(&argv, NULL);
     int alive[2] = {-1, -1}, tell[2] = {-1, -1};
     if ((sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) ||
@@ -1045,6 +1144,16 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
     } else {
         close(r->status_pipe[1]);
         r->status_pipe[1] = r->fds[HFD_STATUS - HFD_LANDLOCK] = -1;
+        if (r->proxied) {
+            /* The helper's end is the helper's alone (its EOF ends the
+             * handoff); a supervisor that cannot start leaves the helper
+             * without its "ok": nothing runs. */
+            close(r->fds[HFD_NOTIFY - HFD_LANDLOCK]);
+            r->fds[HFD_NOTIFY - HFD_LANDLOCK] = -1;
+            int sock = r->notify_sock;
+            r->notify_sock = -1;
+            gk_unixnet_start(sock, r->proxy_path, r->proxy_abstract, &r->sup);
+        }
         int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         struct timespec start, now;
         clock_gettime(CLOCK_MONOTONIC, &start);
@@ -1097,6 +1206,8 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
             close(pidfd);
         /* the keeper swept already, unless it was killed here first */
         sweep(o->tty || helper <= 0 ? 0 : helper);
+        gk_unixnet_stop(r->sup);
+        r->sup = NULL;
         gk_autofree char *report = drain(r->status_pipe[0]);
         relay_status(st, timed_out, report, o, out);
     }
@@ -1117,6 +1228,47 @@ static bool prepare(ll_run *r, gk_launch_result *out, int idx, int fd)
     return true;
 }
 
+/* Destination lists: the proxy, on a socket in the run's TMPDIR (what the
+ * command is told) and on an abstract address of 128 random bits (where
+ * the supervisor connects: no path the command could replace), and the
+ * socket the helper hands the listener over. False with out filled. */
+static bool proxy_setup(ll_run *r, const gk_launch_opts *o, gk_net_decide_fn decide, void *ctx,
+                        gk_launch_result *out)
+{
+    r->proxy_path = gk_printf("%s/proxy.sock", r->tmpdir);
+    if (o->dry_run) {
+        r->proxy_abstract = gk_strdup("grantkit-proxy-TOKEN");
+        return true;
+    }
+    unsigned char rnd[16];
+    char hex[33];
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+        fail(out, GK_RUN_FAILED, gk_printf("cannot make the proxy's name: %s", strerror(errno)));
+        return false;
+    }
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+    r->proxy_abstract = gk_printf("grantkit-proxy-%s", hex);
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        fail(out, GK_RUN_FAILED,
+             gk_printf("cannot make the supervisor's socket: %s", strerror(errno)));
+        return false;
+    }
+    r->notify_sock = sv[0];
+    r->fds[HFD_NOTIFY - HFD_LANDLOCK] = sv[1];
+    gk_proxy_opts po = {r->proxy_path, NULL, NULL, false, decide, ctx, r->proxy_abstract};
+    int rc = gk_proxy_start(&po, &r->proxy);
+    if (rc < 0) {
+        fail(out, GK_RUN_FAILED,
+             gk_printf("confinement unavailable: cannot start the network proxy on %s: %s",
+                       r->proxy_path, strerror(-rc)));
+        return false;
+    }
+    out->net = gk_calloc(1, sizeof(*out->net));
+    return true;
+}
+
 static void launch_landlock(const grant_policy *p, gk_projection *pr, const gk_launch_opts *o,
                             gk_buf *described, gk_launch_result *out)
 {
@@ -1125,6 +1277,16 @@ static void launch_landlock(const grant_policy *p, gk_projection *pr, const gk_l
     for (int i = 0; i < HFDS; i++)
         r.fds[i] = -1;
     r.status_pipe[0] = r.status_pipe[1] = -1;
+    r.notify_sock = -1;
+    /* A policy with destination lists: the gate decides each connection. */
+    gk_net_decide_fn decide = o->net_decide;
+    void *decide_ctx = o->net_ctx;
+    if (!decide && grant_policy_net_mode(p) == GRANT_NET_LIST) {
+        decide = gk_launch_net_decide;
+        decide_ctx = (void *)p;
+    }
+    r.proxied = decide != NULL;
+    bool net = pr->net && !r.proxied; /* the proxy's way only: TCP and UDP as for net deny */
     r.pr = pr;
     r.cwd = o->cwd ? o->cwd : gk_policy_context(p)->cwd;
     const char *base = "/tmp";
@@ -1145,14 +1307,24 @@ static void launch_landlock(const grant_policy *p, gk_projection *pr, const gk_l
             ll_free(&r);
             return;
         }
-    landlock_text(&r.rs, &r.final, pr->net, &r.text);
+    landlock_text(&r.rs, &r.final, net, &r.text);
+    if (r.proxied && !proxy_setup(&r, o, decide, decide_ctx, out)) {
+        gk_proxy_stop(r.proxy, out->net);
+        ll_free(&r);
+        return;
+    }
     command_env(&r, o->env);
     if (o->dry_run) {
         if (described) {
             gk_strvec argv = {0};
-            helper_argv(o, &argv);
+            helper_argv(o, r.proxied, &argv);
             gk_buf_puts(described, "# level landlock: the helper alone, no bwrap\n");
             gk_buf_printf(described, "cd %s\nenv TMPDIR=%s\n", r.cwd ? r.cwd : ".", r.tmpdir);
+            if (r.proxied)
+                gk_buf_printf(described,
+                              "# the proxy on %s and @%s; connect(2) answered by grantrun\n"
+                              "env GRANTKIT_PROXY_SOCKET=%s ALL_PROXY=socks5h://localhost%s\n",
+                              r.proxy_path, r.proxy_abstract, r.proxy_path, r.proxy_path);
             for (size_t i = 0; i < argv.n; i++)
                 gk_buf_printf(described, "%s%s", i ? "\n  " : "", argv.v[i]);
             gk_buf_puts(described, "\n# Landlock ruleset (helper input)\n");
@@ -1166,9 +1338,9 @@ static void launch_landlock(const grant_policy *p, gk_projection *pr, const gk_l
     if (prepare(&r, out, HFD_LANDLOCK - HFD_LANDLOCK,
                 gk_memfd_with("grantkit-landlock", r.text.data, r.text.len, false)) &&
         prepare(&r, out, HFD_SECCOMP - HFD_LANDLOCK,
-                gk_seccomp_main_fd(pr->net, pr->exec_restricted)) &&
+                gk_seccomp_main_fd(net, pr->exec_restricted)) &&
         prepare(&r, out, HFD_MOUNT - HFD_LANDLOCK, gk_seccomp_mount_fd()) &&
-        prepare(&r, out, HFD_UNIX - HFD_LANDLOCK, ll_filter_fd())) {
+        prepare(&r, out, HFD_UNIX - HFD_LANDLOCK, ll_filter_fd(r.proxied))) {
         if (pipe2(r.status_pipe, O_CLOEXEC) < 0) {
             fail(out, GK_RUN_FAILED, gk_printf("cannot make the status pipe: %s", strerror(errno)));
         } else {
@@ -1176,6 +1348,8 @@ static void launch_landlock(const grant_policy *p, gk_projection *pr, const gk_l
             spawn_and_wait(&r, o, out);
         }
     }
+    /* the proxy's records; its socket goes with the TMPDIR */
+    gk_proxy_stop(r.proxy, out->net);
     ll_free(&r);
 }
 

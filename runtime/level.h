@@ -9,7 +9,11 @@
  *               onto the existing entries around them, TCP bind/connect
  *               denied with net deny, the abstract-socket and signal
  *               scopes of ABI 6) and the seccomp filters, then execs the
- *               command; grantrun stays its subreaper.
+ *               command; grantrun stays its subreaper. With destination
+ *               lists (net_decide, or the policy's own) TCP and UDP go as
+ *               with net deny and the proxy is reached through its Unix
+ *               socket only, grantrun answering every connect(2)
+ *               (unixnet.h).
  *   auto        namespaces when the host allows them (probed as bwrap needs
  *               them: a user and mount namespace in which a mount
  *               succeeds), else landlock if the policy loses nothing there,

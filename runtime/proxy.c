@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -199,6 +200,7 @@ typedef struct proxy {
     int ctl_fd;              /* the handoff socket, until the one handoff */
     struct event *ctl_event;
     struct evconnlistener *handed[2]; /* the envelope's loopback listeners */
+    struct evconnlistener *also;      /* the abstract listener (landlock level) */
 } proxy;
 
 enum kind { K_HTTP, K_CONNECT, K_FORWARD, K_SOCKS };
@@ -1077,7 +1079,8 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-int gk_proxy_serve(int listen_fd, int ctl_fd, const gk_proxy_opts *o, void *shared)
+int gk_proxy_serve(int listen_fd, int also_fd, int ctl_fd, const gk_proxy_opts *o,
+                   void *shared)
 {
     proxy px = {.decide = o->decide, .ctx = o->ctx, .log = shared, .opts = o, .ctl_fd = ctl_fd};
     px.base = event_base_new();
@@ -1105,6 +1108,13 @@ int gk_proxy_serve(int listen_fd, int ctl_fd, const gk_proxy_opts *o, void *shar
         return -ENOMEM;
     }
     evconnlistener_set_error_cb(l, on_accept_error);
+    if (also_fd >= 0) {
+        evutil_make_socket_nonblocking(also_fd);
+        px.also = evconnlistener_new(px.base, on_accept, &px, LEV_OPT_CLOSE_ON_FREE, -1, also_fd);
+        if (!px.also)
+            return -ENOMEM;
+        evconnlistener_set_error_cb(px.also, on_accept_error);
+    }
     if (ctl_fd >= 0) {
         px.ctl_event = event_new(px.base, ctl_fd, EV_READ | EV_PERSIST, on_ctl, &px);
         if (!px.ctl_event || event_add(px.ctl_event, NULL) < 0)
@@ -1116,6 +1126,8 @@ int gk_proxy_serve(int listen_fd, int ctl_fd, const gk_proxy_opts *o, void *shar
             evconnlistener_free(px.handed[i]);
     if (px.ctl_event)
         event_free(px.ctl_event);
+    if (px.also)
+        evconnlistener_free(px.also);
     evconnlistener_free(l);
     evdns_base_free(px.dns, 0);
     event_base_free(px.base);
@@ -1129,16 +1141,20 @@ struct gk_proxy {
     shared_log *log;
 };
 
-static int unix_listener(const char *path, int backlog)
+/* A path, or with abstract the name of an abstract address. */
+static int unix_listener(const char *path, bool abstract, int backlog)
 {
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof(sun.sun_path))
+    size_t len = strlen(path);
+    if (len + abstract >= sizeof(sun.sun_path))
         return -ENAMETOOLONG;
-    strcpy(sun.sun_path, path);
+    memcpy(sun.sun_path + abstract, path, len);
+    socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + len +
+                               !abstract);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, backlog) < 0) {
+    if (bind(fd, (struct sockaddr *)&sun, sl) < 0 || listen(fd, backlog) < 0) {
         int err = -errno;
         close(fd);
         return err;
@@ -1148,13 +1164,20 @@ static int unix_listener(const char *path, int backlog)
 
 int gk_proxy_start(const gk_proxy_opts *o, gk_proxy **out)
 {
-    int fd = unix_listener(o->socket, 1024);
+    int fd = unix_listener(o->socket, false, 1024);
     if (fd < 0)
         return fd;
-    int ctl = o->control ? unix_listener(o->control, 4) : -1;
+    int ctl = o->control ? unix_listener(o->control, false, 4) : -1;
     if (o->control && ctl < 0) {
         close(fd);
         return ctl;
+    }
+    int also = o->abstract ? unix_listener(o->abstract, true, 1024) : -1;
+    if (o->abstract && also < 0) {
+        close(fd);
+        if (ctl >= 0)
+            close(ctl);
+        return also;
     }
     shared_log *log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                            -1, 0);
@@ -1163,6 +1186,8 @@ int gk_proxy_start(const gk_proxy_opts *o, gk_proxy **out)
         close(fd);
         if (ctl >= 0)
             close(ctl);
+        if (also >= 0)
+            close(also);
         return err;
     }
     pid_t parent = getpid();
@@ -1172,6 +1197,8 @@ int gk_proxy_start(const gk_proxy_opts *o, gk_proxy **out)
         close(fd);
         if (ctl >= 0)
             close(ctl);
+        if (also >= 0)
+            close(also);
         munmap(log, sizeof(*log));
         return err;
     }
@@ -1183,16 +1210,17 @@ int gk_proxy_start(const gk_proxy_opts *o, gk_proxy **out)
         static const int ignored[] = {SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGPIPE};
         for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
             signal(ignored[i], SIG_IGN);
-        /* Nothing of grantrun's but the sockets (at 3 and 4): no pipe
+        /* Nothing of grantrun's but the sockets (at 3, 4 and 5): no pipe
          * stays open here. */
         int null = open("/dev/null", O_RDWR);
         for (int k = 0; k < 3 && null >= 0; k++)
             dup2(null, k);
         int a = fcntl(fd, F_DUPFD, 10), b = ctl >= 0 ? fcntl(ctl, F_DUPFD, 10) : -1;
-        if (a < 0 || dup2(a, 3) < 0 || (b >= 0 && dup2(b, 4) < 0))
+        int c = also >= 0 ? fcntl(also, F_DUPFD, 10) : -1;
+        if (a < 0 || dup2(a, 3) < 0 || (b >= 0 && dup2(b, 4) < 0) || (c >= 0 && dup2(c, 5) < 0))
             _exit(1);
-        if (syscall(SYS_close_range, 5U, ~0U, 0) < 0)
-            for (int k = 5; k < 65536; k++)
+        if (syscall(SYS_close_range, 6U, ~0U, 0) < 0)
+            for (int k = 6; k < 65536; k++)
                 close(k);
         /* A tunnel's buffers come and go at 256 KiB: kept on the heap
          * (not mmap'd and unmapped each time, faulting every page in). */
@@ -1204,11 +1232,13 @@ int gk_proxy_start(const gk_proxy_opts *o, gk_proxy **out)
             rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
             setrlimit(RLIMIT_NOFILE, &rl);
         }
-        _exit(gk_proxy_serve(3, b >= 0 ? 4 : -1, o, log) < 0 ? 1 : 0);
+        _exit(gk_proxy_serve(3, c >= 0 ? 5 : -1, b >= 0 ? 4 : -1, o, log) < 0 ? 1 : 0);
     }
     close(fd);
     if (ctl >= 0)
         close(ctl);
+    if (also >= 0)
+        close(also);
     gk_proxy *p = gk_calloc(1, sizeof(*p));
     p->pid = pid;
     p->log = log;

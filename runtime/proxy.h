@@ -68,6 +68,11 @@ typedef struct gk_proxy_opts {
                           * binds of them; no other run can find them) */
     gk_net_decide_fn decide;
     void *ctx;
+    /* Also listen on this abstract address (the name without its leading
+     * NUL), or NULL: the landlock level's supervisor connects the
+     * command's sockets there (unixnet.h), through no path a command
+     * could replace. */
+    const char *abstract;
 } gk_proxy_opts;
 
 /* Bind the sockets and fork the proxy serving them. Returns 0 with *out,
@@ -77,10 +82,10 @@ GK_HIDDEN int gk_proxy_start(const gk_proxy_opts *o, gk_proxy **out);
  * NULL); frees p. */
 GK_HIDDEN void gk_proxy_stop(gk_proxy *p, gk_net_log *log);
 
-/* Serve an already listening socket in this process until killed (what
- * the forked proxy runs; tests and benchmarks may run it themselves).
- * Returns -errno when the event loop cannot start. */
-GK_HIDDEN int gk_proxy_serve(int listen_fd, int ctl_fd, const gk_proxy_opts *o,
+/* Serve already listening sockets (listen_fd, and also_fd when >= 0) in
+ * this process until killed (what the forked proxy runs). Returns -errno
+ * when the event loop cannot start. */
+GK_HIDDEN int gk_proxy_serve(int listen_fd, int also_fd, int ctl_fd, const gk_proxy_opts *o,
                              void *shared_log);
 
 /* Is an address (text, no brackets) in a range a name pattern may not

@@ -41,7 +41,7 @@ static uid_t user_uid;
 static gid_t user_gid;
 static bool have_user;
 /* the host's side of the attacks */
-static int tcp_fd = -1, udp_fd = -1, abstract_fd = -1, unix_fd = -1;
+static int tcp_fd = -1, udp_fd = -1, abstract_fd = -1, unix_fd = -1, dgram_fd = -1;
 static int tcp_port, udp_port;
 static char abstract_name[64];
 static pid_t victim = -1;
@@ -116,6 +116,13 @@ static void setup(void)
     gk_autofree char *sock = gk_printf("%s/outside/s.sock", base);
     unix_fd = listen_unix(sock, false);
     ck_assert_int_eq(chmod(sock, 0777), 0);
+    /* a host datagram socket file (as /dev/log), outside every region */
+    gk_autofree char *dsock = gk_printf("%s/outside/d.sock", base);
+    dgram_fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    struct sockaddr_un da = {.sun_family = AF_UNIX};
+    strncpy(da.sun_path, dsock, sizeof(da.sun_path) - 1);
+    ck_assert_int_eq(bind(dgram_fd, (struct sockaddr *)&da, sizeof(da)), 0);
+    ck_assert_int_eq(chmod(dsock, 0777), 0);
 }
 
 /* A host process of the user the run has (root, or the test user). */
@@ -139,8 +146,8 @@ static void teardown(void)
         waitpid(victim, NULL, 0);
         victim = -1;
     }
-    int *fds[] = {&tcp_fd, &udp_fd, &abstract_fd, &unix_fd};
-    for (size_t i = 0; i < 4; i++)
+    int *fds[] = {&tcp_fd, &udp_fd, &abstract_fd, &unix_fd, &dgram_fd};
+    for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);
             *fds[i] = -1;
@@ -321,6 +328,8 @@ static const attack attacks[] = {
     {"a Unix socket file outside the readable regions", "unix:@B/outside/s.sock", "ERR:ENOENT",
      "ERR:EPERM", false},
     {"control: socketpair", "socketpair", "OK", "OK", true},
+    {"a datagram socketpair's sendto(2) to a host datagram socket file",
+     "dgram-pair:@B/outside/d.sock", "ERR:ENOENT", "ERR:EPERM", false},
     {"a signal to a host process", "kill:@P:15", "ERR:ESRCH", "ERR:EPERM", false},
     {"control: a signal to its own child", "killchild", "OK", "OK", true},
     {"ptrace of a host process", "ptrace:@P", "ERR:EPERM", "ERR:EPERM", false},

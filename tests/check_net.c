@@ -29,7 +29,9 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <stddef.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <grp.h>
 #include <unistd.h>
@@ -425,8 +427,17 @@ static void become_runner(void)
     prctl(PR_SET_DUMPABLE, 1);
 }
 
-/* The grantrun binary with args; stdout and stderr captured. */
+/* The grantrun binary with args, run by the wrapper's argv when not NULL
+ * (a host that refuses user namespaces, as check_level makes them); stdout
+ * and stderr captured. */
+static run grantrun_via(const char *const *wrapper, const char *const *args);
+
 static run grantrun(const char *const *args)
+{
+    return grantrun_via(NULL, args);
+}
+
+static run grantrun_via(const char *const *wrapper, const char *const *args)
 {
     gk_autofree char *outp = gk_printf("%s/out", workdir), *errp = gk_printf("%s/err", workdir);
     gk_autofree char *bin = gk_printf("%s/grantrun", gk_test_builddir());
@@ -442,12 +453,15 @@ static run grantrun(const char *const *args)
         setenv("GRANTKIT_HELPER", helper, 1);
         setenv("PATH", "/usr/bin:/bin", 1);
         setenv("HOME", workdir, 1);
-        const char *argv[32] = {bin};
-        size_t n = 1;
-        for (; args[n - 1] && n < 31; n++)
-            argv[n] = args[n - 1];
-        argv[n] = NULL;
-        execv(bin, (char *const *)argv);
+        const char *argv[48];
+        size_t k = 0;
+        for (size_t n = 0; wrapper && wrapper[n] && k < 8; n++)
+            argv[k++] = wrapper[n];
+        argv[k++] = bin;
+        for (size_t n = 0; args[n] && k < 47; n++)
+            argv[k++] = args[n];
+        argv[k] = NULL;
+        execv(argv[0], (char *const *)argv);
         _exit(127);
     }
     int st;
@@ -958,6 +972,197 @@ START_TEST(grantrun_with_a_net_block_as_the_user)
 }
 END_TEST
 
+/* A listening Unix stream socket of the test's: a path, or an abstract name. */
+static int test_listener(const char *name, bool abstract)
+{
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(s, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t len = strlen(name);
+    ck_assert_uint_lt(len + 1, sizeof(sa.sun_path));
+    memcpy(sa.sun_path + abstract, name, len);
+    socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + len + !abstract);
+    ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sl), 0);
+    ck_assert_int_eq(listen(s, 512), 0);
+    if (!abstract)
+        ck_assert_int_eq(chmod(name, 0777), 0);
+    return s;
+}
+
+/* Nothing ever connected to it: its queue is empty (a connection stays
+ * queued until accepted, even once its client closed). */
+static void never_reached(int listener, const char *what)
+{
+    ck_assert_int_eq(fcntl(listener, F_SETFL, O_NONBLOCK), 0);
+    int c = accept(listener, NULL, NULL);
+    ck_assert_msg(c < 0 && errno == EAGAIN, "%s was reached", what);
+    close(listener);
+}
+
+/* The landlock level (network.md §2, last item): no namespace, no relay;
+ * the proxy reached through its Unix socket only (ALL_PROXY socks5h), and
+ * every connect(2) answered by grantrun's supervisor. An allowed name
+ * through curl, a denied one with its record, direct TCP and UDP, another
+ * Unix socket file in a write region, an abstract socket, and the TOCTOU
+ * race on the address (a thread flipping sun_path between the proxy's
+ * path and the other socket's while another connects): the other
+ * listeners are never reached, while the controls get through in the same
+ * run. On the hosts check_level makes that refuse user namespaces (none
+ * at all: a bwrap --disable-userns nest; no mount in them: tests/nomount)
+ * auto chooses the level. */
+typedef enum ll_host { LL_FORCED, LL_NO_USERNS, LL_NO_MOUNT } ll_host;
+
+static void landlock_level(bool as_user, ll_host host)
+{
+    world_as(as_user);
+    gk_autofree char *pol = gk_printf("%s/t.grant", workdir);
+    gk_autofree char *text = gk_printf("grant t {\n"
+                                       "    fs { write %s; }\n"
+                                       "    net { allow allowed.test; }\n"
+                                       "}\n",
+                                       workdir);
+    write_file(pol, text);
+    gk_autofree char *other = gk_printf("%s/other.sock", workdir);
+    int other_fd = test_listener(other, false);
+    char abstract[64];
+    snprintf(abstract, sizeof(abstract), "gk-net-abstract-%d", (int)getpid());
+    int abstract_fd = test_listener(abstract, true);
+    gk_autofree char *probe = gk_printf("%s/escape-probe", workdir);
+    gk_autofree char *built = gk_printf("%s/tests/escape-probe", gk_test_builddir());
+    gk_test_copy(built, probe, 0755);
+    gk_autofree char *report = gk_printf("%s/report.json", workdir);
+    gk_autofree char *script = gk_printf(
+        "echo \"env [${HTTP_PROXY-unset}] [${HTTPS_PROXY-unset}] [${http_proxy-unset}] "
+        "[${https_proxy-unset}] [$NO_PROXY] [$no_proxy]\"; "
+        "[ \"$ALL_PROXY\" = \"socks5h://localhost$GRANTKIT_PROXY_SOCKET\" ] && "
+        "[ \"$all_proxy\" = \"$ALL_PROXY\" ] && [ -S \"$GRANTKIT_PROXY_SOCKET\" ] && "
+        "echo \"socket $GRANTKIT_PROXY_SOCKET\"; "
+        "curl -sS -m 30 http://allowed.test/; "
+        "curl -sS -m 30 http://denied.test/; echo \"denied $?\"; "
+        "curl -sS -m 10 --noproxy '*' http://" PUBLIC "/; echo \"tcp $?\"; "
+        /* the other socket also by a symlink beside the proxy's, its name one
+         * byte off (so the flipped address is always one of the two) */
+        "link=\"${GRANTKIT_PROXY_SOCKET%%?}X\"; ln -s %s \"$link\"; "
+        "./escape-probe tcp:" PUBLIC ":80 udp:" PUBLIC ":53 unix:%s \"unix:$link\" abstract:%s "
+        "\"unix:$GRANTKIT_PROXY_SOCKET\" \"unix-flip:$GRANTKIT_PROXY_SOCKET:$link\"; "
+        /* the proxy's own path (in the command's TMPDIR) replaced by a
+         * symlink to the other socket: grantrun connects its own address */
+        "rm \"$GRANTKIT_PROXY_SOCKET\" && ln -s %s \"$GRANTKIT_PROXY_SOCKET\" && "
+        "./escape-probe \"socks:$GRANTKIT_PROXY_SOCKET\"; "
+        "curl -sS -m 30 http://allowed.test/again",
+        other, other, abstract, other);
+    const char *args[] = {"--level", host == LL_FORCED ? "landlock" : "auto",
+                          "--report", report, "-p", pol, "--", "sh", "-c", script, NULL};
+    gk_autofree char *nomount = gk_printf("%s/tests/nomount", gk_test_builddir());
+    const char *const nest[] = {BWRAP, "--unshare-user", "--disable-userns", "--dev-bind", "/",
+                                "/", "--", NULL};
+    const char *const wrap_nomount[] = {nomount, NULL};
+    run r = grantrun_via(host == LL_NO_USERNS ? nest : host == LL_NO_MOUNT ? wrap_nomount : NULL,
+                         args);
+    ck_assert_msg(r.status == 0, "status %d: %s\n%s", r.status, r.out, r.err);
+    expect_in("no HTTP proxy", r.out, "env [unset] [unset] [unset] [unset] [] []\n");
+    expect_in("the socket", r.out, "socket /tmp/grantkit-run-");
+    expect_in("denied", r.out, "denied 97\n"); /* the SOCKS reply: not allowed by ruleset */
+    expect_in("direct TCP", r.out, "tcp 7\n");
+    expect_in("probe", r.out, "\ntcp=ERR:EPERM\nudp=ERR:EPERM\nunix=ERR:EACCES\n"
+                              "unix=ERR:EACCES\nabstract=ERR:EACCES\nunix=OK\n");
+    unsigned long via = 0, eacces = 0, elsewhere = 1, errors = 1;
+    const char *flip = strstr(r.out, "unix-flip=");
+    ck_assert_msg(flip && sscanf(flip, "unix-flip=proxy:%lu eacces:%lu elsewhere:%lu errors:%lu",
+                                 &via, &eacces, &elsewhere, &errors) == 4,
+                  "%s", r.out);
+    /* both addresses were asked, many times (the race ran), and only the
+     * proxy ever answered */
+    ck_assert_msg(via >= 20 && eacces >= 20 && elsewhere == 0 && errors == 0, "%s", flip);
+    expect_in("control before", r.out, "hello from allowed.test at " PUBLIC ":80\ndenied 97\n");
+    expect_in("the path replaced", flip, "\nsocks=OK\nhello from allowed.test at " PUBLIC
+                                         ":80\n");
+    gk_autofree char *refused = gk_printf("grantrun: net: refused denied.test:80 (no allow rule "
+                                          "matches; rule %s:3)\n",
+                                          pol);
+    expect_in("stderr", r.err, refused);
+    gk_autofree char *rep = gk_test_read(report, NULL);
+    ck_assert_ptr_nonnull(rep);
+    expect_in("report", rep, "\"level\":\"landlock\"");
+    gk_autofree char *allowed = gk_printf("{\"host\":\"allowed.test\",\"port\":80,"
+                                          "\"address\":\"" PUBLIC "\",\"verdict\":\"allowed\","
+                                          "\"rule\":\"allow allowed.test; rule %s:3\"}",
+                                          pol);
+    expect_in("report", rep, allowed);
+    expect_in("report", rep, "{\"host\":\"denied.test\",\"port\":80,\"address\":null,"
+                             "\"verdict\":\"refused\"");
+    expect_in("report", rep, "only programs that use a SOCKS5 proxy on a Unix socket");
+    never_reached(other_fd, "the other socket file");
+    never_reached(abstract_fd, "the abstract socket");
+    run_free(&r);
+    world_end();
+}
+
+START_TEST(landlock_level_unix_socket_only)
+{
+    landlock_level(false, LL_FORCED);
+}
+END_TEST
+
+START_TEST(landlock_level_unix_socket_only_as_the_user)
+{
+    landlock_level(true, LL_FORCED);
+}
+END_TEST
+
+START_TEST(landlock_level_chosen_by_auto_without_mounts)
+{
+    landlock_level(false, LL_NO_MOUNT);
+}
+END_TEST
+
+START_TEST(landlock_level_chosen_by_auto_without_mounts_as_the_user)
+{
+    landlock_level(true, LL_NO_MOUNT);
+}
+END_TEST
+
+START_TEST(landlock_level_chosen_by_auto_without_userns)
+{
+    landlock_level(false, LL_NO_USERNS);
+}
+END_TEST
+
+START_TEST(landlock_level_chosen_by_auto_without_userns_as_the_user)
+{
+    landlock_level(true, LL_NO_USERNS);
+}
+END_TEST
+
+/* The frame protocol at the landlock level (grantrun --isolate process):
+ * the run-result's network member carries the same proxy's decisions. */
+START_TEST(landlock_level_frame_network_member)
+{
+    world();
+    gk_autofree char *pol = gk_printf("%s/t.grant", workdir);
+    gk_autofree char *text = gk_printf("grant t {\n"
+                                       "    fs { write %s; }\n"
+                                       "    net { allow allowed.test; }\n"
+                                       "}\n",
+                                       workdir);
+    write_file(pol, text);
+    const char *args[] = {"--isolate", "process", "--json", "--level", "landlock", "-p", pol,
+                          "--", "sh", "-c",
+                          "curl -sS -m 30 http://allowed.test/ && curl -sS -m 30 "
+                          "http://denied.test/; echo \"denied $?\"",
+                          NULL};
+    run r = grantrun(args);
+    ck_assert_msg(r.status == 0, "status %d: %s\n%s", r.status, r.out, r.err);
+    expect_in("result", r.out, "\"level\":\"landlock\"");
+    expect_in("result", r.out, "\"network\":{\"connections\":[{\"host\":\"allowed.test\","
+                               "\"port\":80,\"address\":\"" PUBLIC "\",\"verdict\":\"allowed\"");
+    expect_in("result", r.out, "{\"host\":\"denied.test\",\"port\":80,\"address\":null,"
+                               "\"verdict\":\"refused\"");
+    run_free(&r);
+    world_end();
+}
+END_TEST
+
 /* Without destination lists the record's network member is null; the
  * rest of it is the enforcement record. */
 START_TEST(report_without_lists)
@@ -1024,7 +1229,7 @@ START_TEST(handoff_needs_the_token)
     for (int round = 0; round < 2; round++) {
         gk_autofree char *sock = gk_printf("%s/p%d.sock", workdir, round),
                          *ctl = gk_printf("%s/c%d.sock", workdir, round);
-        gk_proxy_opts po = {sock, ctl, "0123456789abcdef", true, table_decide, NULL};
+        gk_proxy_opts po = {sock, ctl, "0123456789abcdef", true, table_decide, NULL, NULL};
         gk_proxy *px = NULL;
         ck_assert_int_eq(gk_proxy_start(&po, &px), 0);
         const char *step = NULL;
@@ -1104,6 +1309,13 @@ static Suite *net_suite(void)
     tcase_add_test(t, relay_out_of_reach);
     tcase_add_test(t, handoff_needs_the_token);
     tcase_add_test(t, proxy_ended_during_the_run);
+    tcase_add_test(t, landlock_level_unix_socket_only);
+    tcase_add_test(t, landlock_level_unix_socket_only_as_the_user);
+    tcase_add_test(t, landlock_level_chosen_by_auto_without_mounts);
+    tcase_add_test(t, landlock_level_chosen_by_auto_without_mounts_as_the_user);
+    tcase_add_test(t, landlock_level_chosen_by_auto_without_userns);
+    tcase_add_test(t, landlock_level_chosen_by_auto_without_userns_as_the_user);
+    tcase_add_test(t, landlock_level_frame_network_member);
     suite_add_tcase(s, t);
     /* Five minutes and more: only when asked (make check-net-idle). */
     if (getenv("GK_NET_IDLE_TEST")) {

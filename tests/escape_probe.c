@@ -43,6 +43,20 @@
  *   unix-high:PATH    the same, the socket made by socket(2) with the family
  *                     AF_UNIX | 1 << 32 (the kernel reads 32 bits of it)
  *   socketpair        socketpair(AF_UNIX)
+ *   socks:PATH        connect a Unix stream socket to PATH and send a SOCKS5
+ *                     greeting: OK when answered 05 00 (a grantkit proxy),
+ *                     NOANSWER when connected but not answered in 2 s
+ *   dgram-pair:PATH   socketpair(AF_UNIX, SOCK_DGRAM), and sendto the datagram
+ *                     socket file PATH from one end
+ *   unix-flip:PROXY:OTHER  the TOCTOU race on a supervised connect(2): this
+ *                     thread connects through one sockaddr holding PROXY
+ *                     while another turns its sun_path into OTHER 0-300 us
+ *                     after the call began (until each answer came 50 times,
+ *                     at most 20,000 tries or 60 s), with a SOCKS5 greeting
+ *                     on each connection; prints
+ *                     unix-flip=proxy:N eacces:N elsewhere:N errors:N (answered
+ *                     05 00, refused EACCES, connected but not answered in 2 s,
+ *                     any other failure)
  *   kill:PID:SIG      kill(PID, SIG); killchild: fork a child and SIGKILL it
  *   ptrace:PID        PTRACE_ATTACH (detached again if it worked)
  *   tiocsti           ioctl(0, TIOCSTI, " "); winsize: ioctl(0, TIOCGWINSZ)
@@ -55,6 +69,8 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
@@ -73,6 +89,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MFD_NOEXEC_SEAL
@@ -355,6 +372,126 @@ static void unix_connect(const char *name, bool abstract, bool high)
     close(s);
 }
 
+static void dgram_pair(const char *path)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        err_result(errno);
+        return;
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+    rc_result(sendto(sv[0], "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)));
+    close(sv[0]);
+    close(sv[1]);
+}
+
+/* A connected socket's answer to a SOCKS5 greeting (no authentication):
+ * a grantkit proxy says 05 00. */
+static bool socks_answers(int s)
+{
+    unsigned char greet[3] = {5, 1, 0}, answer[2] = {0, 0};
+    struct pollfd p = {s, POLLIN, 0};
+    return send(s, greet, 3, MSG_NOSIGNAL) == 3 && poll(&p, 1, 2000) == 1 &&
+           read(s, answer, 2) == 2 && answer[0] == 5 && answer[1] == 0;
+}
+
+static void socks(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        err_result(errno);
+    else
+        result(socks_answers(s) ? "OK" : "NOANSWER");
+    if (s >= 0)
+        close(s);
+}
+
+static struct sockaddr_un flip_sa;
+static char flip_paths[2][sizeof(flip_sa.sun_path)];
+static int flip_stop, flip_go, flip_done;
+static long flip_delay_ns;
+
+static long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Once the other thread is about to connect through flip_sa (holding
+ * PROXY), wait flip_delay_ns and turn it into OTHER: early, before the
+ * supervisor reads it; late, after it read it and while it connects (when
+ * a supervisor that let the kernel read the address again would lose). */
+static void *flipper(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&flip_stop, __ATOMIC_ACQUIRE)) {
+        if (!__atomic_load_n(&flip_go, __ATOMIC_ACQUIRE))
+            continue;
+        long until = now_ns() + __atomic_load_n(&flip_delay_ns, __ATOMIC_RELAXED);
+        while (now_ns() < until)
+            ;
+        memcpy(flip_sa.sun_path, flip_paths[1], sizeof(flip_sa.sun_path));
+        __atomic_store_n(&flip_go, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&flip_done, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void unix_flip(const char *proxy, const char *other)
+{
+    if (!other || strlen(proxy) >= sizeof(flip_paths[0]) || strlen(other) >= sizeof(flip_paths[0])) {
+        result("BAD");
+        return;
+    }
+    flip_sa.sun_family = AF_UNIX;
+    strcpy(flip_paths[0], proxy);
+    strcpy(flip_paths[1], other);
+    pthread_t t;
+    if (pthread_create(&t, NULL, flipper, NULL) != 0) {
+        result("BAD");
+        return;
+    }
+    unsigned long via_proxy = 0, eacces = 0, elsewhere = 0, errors = 0;
+    time_t until = time(NULL) + 60;
+    for (unsigned i = 0; i < 20000 && (via_proxy < 50 || eacces < 50) && time(NULL) < until;
+         i++) {
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0) {
+            errors++;
+            continue;
+        }
+        memcpy(flip_sa.sun_path, flip_paths[0], sizeof(flip_sa.sun_path));
+        /* 0 to 300 us, spread over the tries */
+        __atomic_store_n(&flip_delay_ns, (long)((i * 7919u) % 300000u), __ATOMIC_RELAXED);
+        __atomic_store_n(&flip_done, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&flip_go, 1, __ATOMIC_RELEASE);
+        int rc = connect(s, (struct sockaddr *)&flip_sa, sizeof(flip_sa));
+        int err = errno;
+        while (!__atomic_load_n(&flip_done, __ATOMIC_ACQUIRE))
+            ;
+        if (rc < 0) {
+            if (err == EACCES)
+                eacces++;
+            else
+                errors++;
+            close(s);
+            continue;
+        }
+        if (socks_answers(s))
+            via_proxy++;
+        else
+            elsewhere++;
+        close(s);
+    }
+    __atomic_store_n(&flip_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+    result("proxy:%lu eacces:%lu elsewhere:%lu errors:%lu", via_proxy, eacces, elsewhere, errors);
+}
+
 static void chain(long n, const char *file)
 {
     int p[2];
@@ -446,6 +583,12 @@ static void level_step(const char *step, const char *a, const char *b)
     } else if (strcmp(step, "socketpair") == 0) {
         int sv[2];
         rc_result(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+    } else if (strcmp(step, "socks") == 0 && a) {
+        socks(a);
+    } else if (strcmp(step, "dgram-pair") == 0 && a) {
+        dgram_pair(a);
+    } else if (strcmp(step, "unix-flip") == 0 && a) {
+        unix_flip(a, b);
     } else if (strcmp(step, "kill") == 0) {
         rc_result(kill((pid_t)atoi(a), b ? atoi(b) : 0));
     } else if (strcmp(step, "killchild") == 0) {
@@ -503,6 +646,7 @@ static bool is_level_step(const char *step)
                                         "fdtype",
                                         "tcp",       "udp",       "abstract",   "unix",
                                         "unix-high", "socketpair", "kill",      "killchild",
+                                        "dgram-pair", "unix-flip", "socks",
                                         "ptrace",    "tiocsti",   "winsize",    "userns"};
     for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
         if (strcmp(step, steps[i]) == 0)
