@@ -183,6 +183,15 @@ int gk_seccomp_main_fd(bool net, bool exec_restricted)
     if (rc == 0)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
                               SCMP_A1_64(SCMP_CMP_MASKED_EQ, UINT32_MAX, TIOCLINUX));
+    /* The virtual console's keyboard, font and switching requests (KD*
+     * 0x4Bxx, VT_* 0x56xx): with --tty on a Linux console a command could
+     * rebind a key (KDSKBSENT) to type a command for the user after the
+     * run, which outlives the envelope as TIOCSTI would. No program a
+     * policy runs needs them. */
+    static const uint32_t console_groups[] = {0x4B00, 0x5600};
+    for (size_t i = 0; rc == 0 && i < sizeof(console_groups) / sizeof(*console_groups); i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                              SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xFFFFFF00u, console_groups[i]));
     /* The whole register: AF_UNIX with high bits set is refused too (the
      * kernel would read AF_UNIX, but no program passes such a value). */
     /* No new user namespaces (what bwrap's --disable-userns does, which

@@ -124,6 +124,20 @@ static int probe_tiocsti(long high)
     return outcome(rc);
 }
 
+/* A console request (KD*, VT_*) on a pseudo-terminal, which is no console:
+ * the kernel says ENOTTY, the filter EPERM. */
+static int probe_console_ioctl(long req)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
+        return 3;
+    int s = open(ptsname(m), O_RDWR | O_NOCTTY);
+    if (s < 0)
+        return 3;
+    char buf[512] = {0};
+    return outcome(syscall(SYS_ioctl, s, (unsigned long)req, buf));
+}
+
 static int probe_userns(long arg)
 {
     (void)arg;
@@ -210,6 +224,18 @@ START_TEST(main_filter_blocks_terminal_injection)
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(in_child(fd, probe_tiocsti, 0), 1);
     ck_assert_int_eq(in_child(fd, probe_tiocsti, 1), 1); /* high bits ignored by the kernel */
+    /* KDSKBSENT (a function key's string), KDSKBENT, KDSETKEYCODE,
+     * KDFONTOP, VT_ACTIVATE, and KDSKBSENT with high bits */
+    static const long console[] = {0x4B49, 0x4B47, 0x4B4D, 0x4B72, 0x5606,
+                                   (long)(0x4B49 | (1UL << 32))};
+    for (size_t i = 0; i < sizeof(console) / sizeof(*console); i++) {
+        ck_assert_msg(in_child(fd, probe_console_ioctl, console[i]) == 1,
+                      "console ioctl 0x%lx was not refused", console[i]);
+        ck_assert_msg(in_child(-1, probe_console_ioctl, console[i]) == 2,
+                      "console ioctl 0x%lx fails differently without the filter", console[i]);
+    }
+    /* control: a terminal request outside those groups reaches the kernel */
+    ck_assert_int_eq(in_child(fd, probe_console_ioctl, TIOCGWINSZ), 0);
     close(fd);
 }
 END_TEST

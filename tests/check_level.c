@@ -334,6 +334,7 @@ static const attack attacks[] = {
     {"control: a signal to its own child", "killchild", "OK", "OK", true},
     {"ptrace of a host process", "ptrace:@P", "ERR:EPERM", "ERR:EPERM", false},
     {"TIOCSTI", "tiocsti", "ERR:EPERM", "ERR:EPERM", false},
+    {"a console key's string (KDSKBSENT)", "kdskbsent", "ERR:EPERM", "ERR:EPERM", false},
     {"control: another ioctl reaches the kernel", "winsize", "ERR:ENOTTY", "ERR:ENOTTY", true},
     {"a new user namespace", "userns", "ERR:EPERM", "ERR:EPERM", false},
 };

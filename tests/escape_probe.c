@@ -60,6 +60,7 @@
  *   kill:PID:SIG      kill(PID, SIG); killchild: fork a child and SIGKILL it
  *   ptrace:PID        PTRACE_ATTACH (detached again if it worked)
  *   tiocsti           ioctl(0, TIOCSTI, " "); winsize: ioctl(0, TIOCGWINSZ)
+ *   kdskbsent         ioctl(0, KDSKBSENT): a console function key's string
  *   userns            unshare(CLONE_NEWUSER) in a child
  */
 #ifndef _GNU_SOURCE
@@ -607,6 +608,9 @@ static void level_step(const char *step, const char *a, const char *b)
     } else if (strcmp(step, "tiocsti") == 0) {
         char c = ' ';
         rc_result(ioctl(0, TIOCSTI, &c));
+    } else if (strcmp(step, "kdskbsent") == 0) {
+        unsigned char kbs[520] = {0}; /* struct kbsentry: the key, then its string */
+        rc_result(ioctl(0, 0x4B49 /* KDSKBSENT */, kbs));
     } else if (strcmp(step, "winsize") == 0) {
         struct winsize ws;
         rc_result(ioctl(0, TIOCGWINSZ, &ws));
@@ -647,7 +651,7 @@ static bool is_level_step(const char *step)
                                         "tcp",       "udp",       "abstract",   "unix",
                                         "unix-high", "socketpair", "kill",      "killchild",
                                         "dgram-pair", "unix-flip", "socks",
-                                        "ptrace",    "tiocsti",   "winsize",    "userns"};
+                                        "ptrace",    "tiocsti",   "kdskbsent",  "winsize",    "userns"};
     for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
         if (strcmp(step, steps[i]) == 0)
             return true;
