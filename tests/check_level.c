@@ -337,6 +337,13 @@ static const attack attacks[] = {
     {"a console key's string (KDSKBSENT)", "kdskbsent", "ERR:EPERM", "ERR:EPERM", false},
     {"control: another ioctl reaches the kernel", "winsize", "ERR:ENOTTY", "ERR:ENOTTY", true},
     {"a new user namespace", "userns", "ERR:EPERM", "ERR:EPERM", false},
+    /* The user's keyrings hold what other programs keep there (Kerberos
+     * tickets, ecryptfs and fscrypt keys); at the landlock level the
+     * command shares grantrun's user namespace and so its keyrings, and
+     * only seccomp stands between them (without it a search succeeds). */
+    {"add a key to a keyring", "addkey", "ERR:EPERM", "ERR:EPERM", false},
+    {"search the user keyring", "keysearch", "ERR:EPERM", "ERR:EPERM", false},
+    {"request a key", "requestkey", "ERR:EPERM", "ERR:EPERM", false},
 };
 #define NATTACKS (sizeof(attacks) / sizeof(*attacks))
 
@@ -551,35 +558,48 @@ static void ends_whole(bool as_user)
     if (!landlock_level_runs())
         return;
     gk_autofree char *pol = policy("l.grant", level_policy);
+    /* Markers with this process's pid in their digits: another run of the
+     * suite on the same machine sleeps the same lines. */
+    int me = (int)getpid();
+    gk_autofree char *left = gk_printf("sleep 61.25%d", me), *ctl = gk_printf("61.75%d", me),
+                     *ctl_mark = gk_printf("sleep %s", ctl),
+                     *both = gk_printf("sleep 61.5%d", me),
+                     *left_cmd = gk_printf("%s </dev/null >/dev/null 2>&1 &", left),
+                     *both_cmd = gk_printf("%s & %s", both, both),
+                     *daemon = gk_printf("sleep 61.125%d", me),
+                     *spelled = gk_printf("sleep 61.1$((20 + 5))%d", me),
+                     *daemon_cmd = gk_printf("echo \"$TMPDIR\" > sub/tmpdir; "
+                                             "%s </dev/null >/dev/null 2>&1 & sleep 62",
+                                             spelled);
     if (as_user)
         give_project();
     /* A background process the command leaves behind dies with the run. */
     run r = run_on(NO_USERNS, as_user, "grantrun",
                    ARGS("-p", pol, "--level", "landlock", "--", "sh", "-c",
-                        "sleep 61.25 </dev/null >/dev/null 2>&1 &"));
+                        left_cmd));
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     run_free(&r);
-    ck_assert_int_eq(count_marked("sleep 61.25"), 0);
+    ck_assert_int_eq(count_marked(left), 0);
     /* control: the scan finds such a process where there is one */
     pid_t control = fork();
     if (control == 0) {
-        execl("/usr/bin/sleep", "sleep", "61.75", (char *)NULL);
+        execl("/usr/bin/sleep", "sleep", ctl, (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 100 && count_marked("sleep 61.75") == 0; i++)
+    for (int i = 0; i < 100 && count_marked(ctl_mark) == 0; i++)
         usleep(10000);
-    ck_assert_int_eq(count_marked("sleep 61.75"), 1);
+    ck_assert_int_eq(count_marked(ctl_mark), 1);
     kill(control, SIGKILL);
     waitpid(control, NULL, 0);
     /* The deadline kills the whole run: 124. */
     double t0 = (double)time(NULL);
     r = run_on(NO_USERNS, as_user, "grantrun",
                ARGS("-p", pol, "--level", "landlock", "--timeout", "500ms", "--", "sh", "-c",
-                    "sleep 61.5 & sleep 61.5"));
+                    both_cmd));
     ck_assert_msg(r.status == 124, "status %d: %s", r.status, r.err);
     ck_assert_msg((double)time(NULL) - t0 < 20, "the deadline did not hold");
     run_free(&r);
-    ck_assert_int_eq(count_marked("sleep 61.5"), 0);
+    ck_assert_int_eq(count_marked(both), 0);
 
     /* A chain of processes, each in its own session and the orphan of the
      * one before once that one dies: deeper than a sweep that reaps one
@@ -606,8 +626,7 @@ static void ends_whole(bool as_user)
     gk_strvec v = {0};
     command_on(HOST, as_user, "grantrun",
                ARGS("-p", pol, "--level", "landlock", "--", "sh", "-c",
-                    "echo \"$TMPDIR\" > sub/tmpdir; "
-                    "sleep 61.1$((20 + 5)) </dev/null >/dev/null 2>&1 & sleep 62"),
+                    daemon_cmd),
                &v);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -619,20 +638,20 @@ static void ends_whole(bool as_user)
         _exit(127);
     }
     gk_strvec_free(&v);
-    for (int i = 0; i < 1000 && count_marked("sleep 61.125") == 0; i++)
+    for (int i = 0; i < 1000 && count_marked(daemon) == 0; i++)
         usleep(10000);
-    ck_assert_int_eq(count_marked("sleep 61.125"), 1);
+    ck_assert_int_eq(count_marked(daemon), 1);
     ck_assert_int_eq(kill(pid, SIGKILL), 0);
     ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
     /* the keeper's sweep, on a loaded machine, within 10 s */
-    for (int i = 0; i < 1000 && (count_marked("sleep 61.125") > 0 ||
-                                 count_marked("sleep 61.1$((20 + 5))") > 0);
+    for (int i = 0; i < 1000 && (count_marked(daemon) > 0 ||
+                                 count_marked(spelled) > 0);
          i++)
         usleep(10000);
-    ck_assert_int_eq(count_marked("sleep 61.125"), 0);
+    ck_assert_int_eq(count_marked(daemon), 0);
     /* grantrun, its keeper and the shell (their command lines spell the
      * daemon's argument unexpanded) */
-    ck_assert_int_eq(count_marked("sleep 61.1$((20 + 5))"), 0);
+    ck_assert_int_eq(count_marked(spelled), 0);
     /* and the run's private TMPDIR went with it (the control: it was one) */
     gk_autofree char *tmpfile = gk_printf("%s/sub/tmpdir", project);
     gk_autofree char *tmpdir = gk_test_read(tmpfile, NULL);

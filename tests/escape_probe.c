@@ -61,6 +61,8 @@
  *   ptrace:PID        PTRACE_ATTACH (detached again if it worked)
  *   tiocsti           ioctl(0, TIOCSTI, " "); winsize: ioctl(0, TIOCGWINSZ)
  *   kdskbsent         ioctl(0, KDSKBSENT): a console function key's string
+ *   addkey, keysearch, requestkey   add_key(2), keyctl(KEYCTL_SEARCH) of the
+ *                     user keyring, request_key(2)
  *   userns            unshare(CLONE_NEWUSER) in a child
  */
 #ifndef _GNU_SOURCE
@@ -68,6 +70,7 @@
 #endif
 #include <errno.h>
 #include <arpa/inet.h>
+#include <linux/keyctl.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -614,6 +617,14 @@ static void level_step(const char *step, const char *a, const char *b)
     } else if (strcmp(step, "winsize") == 0) {
         struct winsize ws;
         rc_result(ioctl(0, TIOCGWINSZ, &ws));
+    } else if (strcmp(step, "addkey") == 0) {
+        rc_result(syscall(SYS_add_key, "user", "grantkit:probe", "x", (size_t)1,
+                          KEY_SPEC_PROCESS_KEYRING));
+    } else if (strcmp(step, "keysearch") == 0) {
+        rc_result(syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user",
+                          "grantkit:probe", 0));
+    } else if (strcmp(step, "requestkey") == 0) {
+        rc_result(syscall(SYS_request_key, "user", "grantkit:probe", NULL, 0));
     } else if (strcmp(step, "userns") == 0) {
         int p[2];
         if (pipe(p) < 0) {
@@ -651,7 +662,8 @@ static bool is_level_step(const char *step)
                                         "tcp",       "udp",       "abstract",   "unix",
                                         "unix-high", "socketpair", "kill",      "killchild",
                                         "dgram-pair", "unix-flip", "socks",
-                                        "ptrace",    "tiocsti",   "kdskbsent",  "winsize",    "userns"};
+                                        "ptrace",    "tiocsti",   "kdskbsent",  "winsize",    "userns",
+                                        "addkey",    "keysearch", "requestkey"};
     for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
         if (strcmp(step, steps[i]) == 0)
             return true;

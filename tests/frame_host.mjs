@@ -567,18 +567,18 @@ t('timeout: SIGKILL 200 ms after an ignored SIGTERM', async () => {
   expect(r.ms >= 480 && r.ms < 1300, `took ${r.ms} ms (SIGKILL 200 ms after the SIGTERM at 300 ms)`);
 });
 t('timeout kills the whole namespace (a background grandchild too)', async () => {
-  const r = await runFrame({ req: sh('(sleep 31.5 &) ; sleep 30', { execution: { timeoutMs: 300 } }) });
+  const r = await runFrame({ req: sh(`(sleep 31.5${process.pid} &) ; sleep 30`, { execution: { timeoutMs: 300 } }) });
   valid(r, { kind: 'timeout' });
   await sleep(300);
-  const left = spawnSync('pgrep', ['-f', 'sleep 31.5'], { encoding: 'utf8' }).stdout.trim();
+  const left = spawnSync('pgrep', ['-f', `sleep 31.5${process.pid}`], { encoding: 'utf8' }).stdout.trim();
   eq(left, '', 'no process left');
 });
 t('a command that leaves a background process still ends', async () => {
-  const r = await runFrame({ req: sh('sleep 32.5 & echo done') });
+  const r = await runFrame({ req: sh(`sleep 32.5${process.pid} & echo done`) });
   valid(r, { kind: 'none' });
   expect(r.ms < 5000, `took ${r.ms}`);
   await sleep(200);
-  eq(spawnSync('pgrep', ['-f', 'sleep 32.5'], { encoding: 'utf8' }).stdout.trim(), '', 'no process left');
+  eq(spawnSync('pgrep', ['-f', `sleep 32.5${process.pid}`], { encoding: 'utf8' }).stdout.trim(), '', 'no process left');
 });
 t('cpuSeconds: resource-limit', async () => {
   const r = await runFrame({ req: sh('while :; do :; done', { execution: { cpuSeconds: 1, timeoutMs: 10000 } }) });
@@ -620,13 +620,13 @@ t('the child is killed by a signal it did not request: child-process-crash namin
              msg: asan ? ['AddressSanitizer: SEGV'] : ['11', 'SIGSEGV'] });
 });
 t('parent hard-kills a stuck child at timeoutMs + grace', async () => {
-  const r = await runFrame({ req: sh('sleep 30.25', { execution: { timeoutMs: 300 } }), args: ['--grace-ms', '500'],
+  const r = await runFrame({ req: sh(`sleep 30.25${process.pid}`, { execution: { timeoutMs: 300 } }), args: ['--grace-ms', '500'],
     onChild: (pid) => { try { process.kill(pid, 'SIGSTOP'); } catch {} } });
   const x = valid(r, { kind: 'child-process-crash', msg: ['execution deadline exceeded; child hard-killed after'] });
   expect(/hard-killed after \d+ ms/.test(x.errorMessage), x.errorMessage);
   expect(r.ms >= 750 && r.ms < 3000, `took ${r.ms}`);
   await sleep(300);
-  eq(spawnSync('pgrep', ['-f', 'sleep 30.25'], { encoding: 'utf8' }).stdout.trim(), '', 'the envelope died with the child');
+  eq(spawnSync('pgrep', ['-f', `sleep 30.25${process.pid}`], { encoding: 'utf8' }).stdout.trim(), '', 'the envelope died with the child');
 });
 t('default grace is 1000 ms', async () => {
   const r = await runFrame({ req: sh('sleep 30.5', { execution: { timeoutMs: 200 } }),
