@@ -89,13 +89,15 @@ build)
     ./grantrun -p policies/base/reasonable.grant -- ls policies/base
     ;;
 check)
+    # Each stage says how long it took: CI's budget is the sum.
+    timed() { local t0=$SECONDS; "$@"; local rc=$?; say "$* took $((SECONDS - t0)) s"; return $rc; }
     say "make check"
     # VERBOSE=1: on failure automake prints the failing tests' logs.
-    make -j"$(nproc)" check VERBOSE=1
+    timed make -j"$(nproc)" check VERBOSE=1
     say "make check-valgrind"
-    make check-valgrind
+    timed make check-valgrind
     say "make check-asan"
-    make check-asan
+    timed make check-asan
     # The install: every file in place, examples/ built against the
     # installed grant.pc and run (make installcheck; distcheck does the same
     # with a real prefix).
