@@ -1,5 +1,6 @@
 /* features.c - probe what the host offers the envelope (features.h). */
 #include "runtime/features.h"
+#include "runtime/syscalls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,9 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#endif
 #define GK_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 
 extern char **environ;

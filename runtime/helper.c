@@ -79,22 +79,8 @@
 #include <unistd.h>
 
 #include "runtime/relay.h"
+#include "runtime/syscalls.h"
 
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#define SYS_landlock_add_rule 445
-#define SYS_landlock_restrict_self 446
-#endif
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_open_tree
-#define SYS_open_tree 428
-#define SYS_move_mount 429
-#endif
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
 #define OPEN_TREE_CLOEXEC O_CLOEXEC

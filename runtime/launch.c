@@ -18,6 +18,7 @@
 #include "gate/gate.h"
 #include "runtime/seccomp.h"
 #include "runtime/placeholders.h"
+#include "runtime/syscalls.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -36,12 +37,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
 
 enum { FD_ARGS = 3, FD_SECCOMP = 4, FD_LANDLOCK = 5, FD_MOUNT_FILTER = 6, FD_STATUS = 7,
        FD_INFO = 8 /* bwrap --info-fd: where the envelope's first process is */ };

@@ -37,6 +37,7 @@
 #include "backends/backend.h"
 #include "runtime/seccomp.h"
 #include "runtime/unixnet.h"
+#include "runtime/syscalls.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -64,12 +65,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
 
 /* Landlock's access bits (kernel values; Debian 12's headers stop at ABI 2). */
 enum {

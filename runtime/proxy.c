@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #endif
 #include "runtime/proxy.h"
+#include "runtime/syscalls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,9 +48,6 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
 
 /* Connections past the bound still get their status (503, SOCKS 0x01);
  * past this many more they are closed at once. */

@@ -9,6 +9,7 @@
  * consumed before the call returns.
  */
 #include "runtime/supervise.h"
+#include "runtime/syscalls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,18 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 
 #define TAIL_MAX 4096
 /* How long the pipes are still drained after the child has exited (a

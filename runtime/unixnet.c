@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "runtime/unixnet.h"
+#include "runtime/syscalls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,12 +22,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for a thread, not only a leader */
 #endif
