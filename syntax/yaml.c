@@ -676,6 +676,33 @@ static void take_words(yl_ctx *c, const yl_node *val, const char *section, const
     }
 }
 
+/* Pair i of map v, a SECTION key whose value must be a list of WHAT: its
+ * index in keys, or -1 when it is reported (unknown, repeated, not a list)
+ * or already was (bad). */
+static long list_key(yl_ctx *c, const yl_node *v, size_t i, const char *section,
+                     const char *const *keys, size_t nkeys, const char *what, const char *hint)
+{
+    const yl_node *k = v->kids[i], *val = v->kids[i + 1];
+    if (k->bad || val->bad)
+        return -1;
+    size_t kind;
+    for (kind = 0; kind < nkeys; kind++)
+        if (gk_str_eq(k->value, keys[kind]))
+            break;
+    if (kind == nkeys) {
+        report_unknown_key(c, k, section, keys, nkeys);
+        return -1;
+    }
+    if (is_repeat(v, i))
+        return -1;
+    if (val->type != YL_SEQ) {
+        gk_diag_add(c->diags, GK_ERROR, value_loc(c, k, val), hint,
+                    "'%s.%s' must be a list of %s", section, k->value, what);
+        return -1;
+    }
+    return (long)kind;
+}
+
 static void load_fs(yl_ctx *c, const yl_node *sk, const yl_node *v)
 {
     if (!want_map(c, sk, v, "read, write, readonly and deny lists"))
@@ -687,23 +714,9 @@ static void load_fs(yl_ctx *c, const yl_node *sk, const yl_node *v)
         return;
     for (size_t i = 0; i + 1 < v->n; i += 2) {
         const yl_node *k = v->kids[i], *val = v->kids[i + 1];
-        if (k->bad || val->bad)
+        long kind = list_key(c, v, i, "fs", fs_keys, 4, "paths", NULL);
+        if (kind < 0)
             continue;
-        size_t kind;
-        for (kind = 0; kind < 4; kind++)
-            if (gk_str_eq(k->value, fs_keys[kind]))
-                break;
-        if (kind == 4) {
-            report_unknown_key(c, k, "fs", fs_keys, 4);
-            continue;
-        }
-        if (is_repeat(v, i))
-            continue;
-        if (val->type != YL_SEQ) {
-            gk_diag_add(c->diags, GK_ERROR, value_loc(c, k, val), NULL,
-                        "'fs.%s' must be a list of paths", k->value);
-            continue;
-        }
         gk_fs_rule r = {0};
         r.kind = (gk_fs_kind)kind;
         r.loc = pair_loc(c, k, val);
@@ -746,24 +759,10 @@ static void load_net(yl_ctx *c, const yl_node *sk, const yl_node *v)
         return;
     for (size_t i = 0; i + 1 < v->n; i += 2) {
         const yl_node *k = v->kids[i], *val = v->kids[i + 1];
-        if (k->bad || val->bad)
+        long kind = list_key(c, v, i, "net", net_keys, 2, "destinations",
+                             "write net: {allow: [github.com, \"*.npmjs.org:443\"]}");
+        if (kind < 0)
             continue;
-        size_t kind;
-        for (kind = 0; kind < 2; kind++)
-            if (gk_str_eq(k->value, net_keys[kind]))
-                break;
-        if (kind == 2) {
-            report_unknown_key(c, k, "net", net_keys, 2);
-            continue;
-        }
-        if (is_repeat(v, i))
-            continue;
-        if (val->type != YL_SEQ) {
-            gk_diag_add(c->diags, GK_ERROR, value_loc(c, k, val),
-                        "write net: {allow: [github.com, \"*.npmjs.org:443\"]}",
-                        "'net.%s' must be a list of destinations", k->value);
-            continue;
-        }
         gk_net_rule r = {0};
         r.verdict = kind == 0 ? GK_ALLOW : GK_DENY;
         r.loc = pair_loc(c, k, val);
