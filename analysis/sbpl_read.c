@@ -86,9 +86,10 @@ static const char *const modifiers[] = {
     "no-sandbox", "no-callout", "grant", "partial-symbolication", "entitlement",
 };
 
-/* One absolute path operand of literal, subpath, prefix, path-ancestors. */
-static gk_sb_filter *path_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind k,
-                                  const char *name)
+/* One string operand of a filter (kind k), a path when absolute: an
+ * unresolved param makes an opaque filter, a relative path an error. */
+static gk_sb_filter *string_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind k,
+                                    const char *name, bool absolute)
 {
     val a = gk_sbr_eval_arg(c, ax);
     bool unres;
@@ -101,7 +102,7 @@ static gk_sb_filter *path_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind
     }
     if (!p)
         return NULL;
-    if (p[0] != '/') {
+    if (absolute && p[0] != '/') {
         gk_sbr_err(c, a.loc.src ? a.loc : gk_sbr_loc(c, ax), "Seatbelt compares absolute paths",
                "(%s ...) needs an absolute path, not \"%s\"", name, p);
         return NULL;
@@ -109,6 +110,13 @@ static gk_sb_filter *path_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind
     gk_sb_filter *f = new_filter(c, k, gk_sbr_loc(c, x));
     f->str = gk_sbr_arena_str(c, p);
     return f;
+}
+
+/* One absolute path operand of literal, subpath, prefix, path-ancestors. */
+static gk_sb_filter *path_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind k,
+                                  const char *name)
+{
+    return string_filter1(c, x, ax, k, name, true);
 }
 
 typedef gk_sb_filter *filter_of_operand(ctx *c, const sx *x, const sx *ax, gk_sb_fkind k,
@@ -200,20 +208,7 @@ static val regex_filters(ctx *c, const sx *x, const gk_sbr_form *form)
 static gk_sb_filter *name_filter1(ctx *c, const sx *x, const sx *ax, gk_sb_fkind k,
                                   const char *name)
 {
-    val a = gk_sbr_eval_arg(c, ax);
-    bool unres;
-    const char *s = gk_sbr_need_string(c, &a, ax, name, &unres);
-    if (unres) {
-        char *why = gk_printf("param \"%s\" has no value", a.s);
-        gk_sb_filter *f = opaque(c, gk_sbr_loc(c, x), why);
-        free(why);
-        return f;
-    }
-    if (!s)
-        return NULL;
-    gk_sb_filter *f = new_filter(c, k, gk_sbr_loc(c, x));
-    f->str = gk_sbr_arena_str(c, s);
-    return f;
+    return string_filter1(c, x, ax, k, name, false);
 }
 
 static val name_filter(ctx *c, const sx *x, const gk_sbr_form *form)
