@@ -43,6 +43,10 @@ packages=(build-essential autoconf automake libtool pkg-config flex bison
 # (useradd: the unprivileged test user), patch (diffs applied), procps,
 # zsh (the zsh completion is tested in a real zsh line editor).
 [ "$mode" = check ] && packages+=(git python3 curl iproute2 passwd patch procps ca-certificates zsh)
+# node runs the frame protocol's host written from the spec alone
+# (tests/frame_host.mjs); Debian's is 18, which it needs at least. A node
+# already on PATH (from elsewhere than Debian) is used as it is.
+if [ "$mode" = check ] && ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi
 
 missing=()
 for p in "${packages[@]}"; do
