@@ -110,12 +110,18 @@ static int probe_socket(long family)
 
 /* TIOCSTI on a pseudo-terminal; arg carries high bits to set in the
  * request (the kernel reads 32). */
-static int probe_tiocsti(long high)
+/* A pseudo-terminal's slave side, or -1. */
+static int pty_slave(void)
 {
     int m = posix_openpt(O_RDWR | O_NOCTTY);
     if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
-        return 3;
-    int s = open(ptsname(m), O_RDWR | O_NOCTTY);
+        return -1;
+    return open(ptsname(m), O_RDWR | O_NOCTTY);
+}
+
+static int probe_tiocsti(long high)
+{
+    int s = pty_slave();
     if (s < 0)
         return 3;
     char c = 'x';
@@ -128,10 +134,7 @@ static int probe_tiocsti(long high)
  * the kernel says ENOTTY, the filter EPERM. */
 static int probe_console_ioctl(long req)
 {
-    int m = posix_openpt(O_RDWR | O_NOCTTY);
-    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
-        return 3;
-    int s = open(ptsname(m), O_RDWR | O_NOCTTY);
+    int s = pty_slave();
     if (s < 0)
         return 3;
     char buf[512] = {0};
