@@ -166,6 +166,12 @@ GK_HIDDEN void gk_projection_free(gk_projection *pr);
  * every gitlink its index lists (and that repository's git dir, and
  * theirs in turn) becomes readonly too (gitlinks.c). */
 GK_HIDDEN void gk_gitlinks_protect(gk_projection *pr);
+/* The gitlink paths (mode 160000, relative, no "." or ".." component) an
+ * index file's bytes list (versions 2-4; hash 20 for sha1, 32 for sha256),
+ * appended to out. The bytes are the host's and may be crafted: every
+ * length is checked against len. Exposed for the fuzz target. */
+GK_HIDDEN void gk_gitlinks_of_index(const unsigned char *d, size_t len, size_t hash,
+                                    gk_strvec *out);
 /* The implicit grants of the policy's target (empty with --no-implicit). */
 GK_HIDDEN void gk_implicit_for(const grant_context *ctx, gk_implicit *out);
 

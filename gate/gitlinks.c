@@ -90,8 +90,13 @@ static void index_gitlinks(const char *file, size_t hash, gk_strvec *out)
 {
     size_t len = 0;
     gk_autofree char *data = slurp(file, INDEX_MAX, &len);
-    const unsigned char *d = (const unsigned char *)data;
-    if (!data || len < 12 || memcmp(d, "DIRC", 4) != 0)
+    if (data)
+        gk_gitlinks_of_index((const unsigned char *)data, len, hash, out);
+}
+
+void gk_gitlinks_of_index(const unsigned char *d, size_t len, size_t hash, gk_strvec *out)
+{
+    if (len < 12 || memcmp(d, "DIRC", 4) != 0)
         return;
     uint32_t version = be32(d + 4), count = be32(d + 8);
     if (version < 2 || version > 4)
