@@ -387,6 +387,11 @@ void gk_buf_free(gk_buf *b)
 
 int gk_read_file(const char *path, char **out, size_t *len)
 {
+    return gk_read_file_max(path, GK_INPUT_MAX, out, len);
+}
+
+int gk_read_file_max(const char *path, size_t max, char **out, size_t *len)
+{
     *out = NULL;
     bool is_stdin = strcmp(path, "-") == 0;
     /* O_NONBLOCK: a FIFO without a writer must not hang the open; what is
@@ -402,7 +407,7 @@ int gk_read_file(const char *path, char **out, size_t *len)
     }
     int refuse = S_ISDIR(st.st_mode)                      ? -EISDIR
                  : !is_stdin && !S_ISREG(st.st_mode)      ? -EINVAL
-                 : S_ISREG(st.st_mode) && st.st_size > GK_INPUT_MAX ? -EFBIG
+                 : S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max ? -EFBIG
                                                           : 0;
     if (refuse) {
         close(fd);
@@ -424,7 +429,7 @@ int gk_read_file(const char *path, char **out, size_t *len)
             break;
         /* A file that grows while read, or a pipe on standard input, stops
          * at the same bound. */
-        if (b.len + (size_t)r > GK_INPUT_MAX) {
+        if (b.len + (size_t)r > max) {
             close(fd);
             gk_buf_free(&b);
             return -EFBIG;

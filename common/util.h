@@ -148,6 +148,9 @@ GK_HIDDEN void gk_buf_free(gk_buf *b);
  * the open/read errno; gk_read_strerror words them for a diagnostic. */
 #define GK_INPUT_MAX (64u << 20)
 GK_HIDDEN int gk_read_file(const char *path, char **out, size_t *len);
+/* gk_read_file with another bound than GK_INPUT_MAX (-EFBIG above max).
+ * *out is NUL-terminated. */
+GK_HIDDEN int gk_read_file_max(const char *path, size_t max, char **out, size_t *len);
 GK_HIDDEN const char *gk_read_strerror(int rc);
 /* Write atomically; grant_write_file_atomic (grant.h) is this, exported. */
 GK_HIDDEN int gk_write_file_atomic(const char *path, const char *data, size_t len);

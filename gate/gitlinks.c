@@ -25,13 +25,11 @@
 #include "gate/gate.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #define INDEX_MAX (256u << 20) /* a larger index is not read */
 #define DEPTH_MAX 8            /* submodules of submodules */
@@ -43,29 +41,11 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* A whole small file, NUL-terminated, or NULL. */
+/* A whole file of at most max bytes, NUL-terminated, or NULL. */
 static char *slurp(const char *path, size_t max, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    struct stat st;
-    if (fd < 0)
-        return NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > max) {
-        close(fd);
-        return NULL;
-    }
-    char *buf = gk_malloc((size_t)st.st_size + 1);
-    size_t n = 0;
-    while (n < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    close(fd);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
+    char *data = NULL;
+    return gk_read_file_max(path, max, &data, len) == 0 ? data : NULL;
 }
 
 /* A path git itself would write to an index: relative, no empty, "." or
