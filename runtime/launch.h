@@ -20,6 +20,8 @@
 #include "runtime/proxy.h"
 #include "runtime/placeholders.h"
 
+#include <sys/wait.h>
+
 /* grantrun's exit statuses (cli.md). */
 enum {
     GK_RUN_TIMEOUT = 124,
@@ -83,6 +85,12 @@ typedef struct gk_launch_result {
 GK_HIDDEN int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
                         gk_buf *described, gk_launch_result *out);
 GK_HIDDEN void gk_launch_result_clear(gk_launch_result *r);
+/* A wait status as a shell reports it: the exit status, or 128+N for
+ * signal N. */
+static inline int gk_status_of_wait(int st)
+{
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
 /* gk_launch after its gate, in two steps, for a caller that needs the
  * projection before the plan (gk_level_choose builds it once for both):
  * gk_launch_lock takes the placeholders' shared lock unless o->dry_run

@@ -1006,9 +1006,7 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
     if (timed_out) {
         /* frame-protocol.md §3b: exitCode is the command's status, 128+N
          * for the signal that ended it, also after a timeout. */
-        out->command_status = !out->started  ? -1
-                              : WIFEXITED(st) ? WEXITSTATUS(st)
-                                              : 128 + WTERMSIG(st);
+        out->command_status = out->started ? gk_status_of_wait(st) : -1;
         fail(out, GK_RUN_TIMEOUT, gk_printf("timed out after %ld ms", o->timeout_ms));
     } else if (!started) {
         fail(out, GK_RUN_FAILED,
@@ -1023,7 +1021,7 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
              gk_printf("cannot execute%.*s", why ? (int)(line - (size_t)(why - after)) : 0,
                        why ? why : ""));
     } else {
-        out->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        out->status = gk_status_of_wait(st);
     }
 }
 
