@@ -504,6 +504,7 @@ static void run_command(child *c, const char **envp)
     lo->scratch_at = c->req.root;
     lo->cwd = cwd;
     lo->term_grace_ms = 200;
+    lo->default_signals = true; /* not this process's ignored SIGPIPE */
     lo->prepare = prepare_scratch;
     lo->prepare_arg = c;
     grant_diags *notes = grant_diags_new();

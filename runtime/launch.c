@@ -277,6 +277,20 @@ static void report_exec_errno(int err)
     }
 }
 
+void gk_launch_child_signals(const gk_launch_opts *o)
+{
+    for (int sig = 1; sig < NSIG; sig++) {
+        bool is_forwarded = false;
+        for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+            is_forwarded = is_forwarded || forwarded[i] == sig;
+        if (is_forwarded || (o->default_signals && sig != SIGKILL && sig != SIGSTOP))
+            signal(sig, SIG_DFL); /* EINVAL for glibc's own: harmless */
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 void gk_launch_take_stdio(const gk_launch_opts *o)
 {
     if (!o->redirect_stdio)
@@ -311,11 +325,7 @@ static void exec_bwrap(int bwrap_fd, const int fds[NFDS], char **tail, const gk_
     if (syscall(SYS_close_range, FD_INFO + 2, ~0U, 0) < 0)
         for (int fd = FD_INFO + 2; fd < 65536; fd++)
             close(fd);
-    for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
-        signal(forwarded[i], SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    gk_launch_child_signals(o);
     /* bwrap takes options from --args, the command from its own argv:
      * tail is "bwrap --args 3 -- HELPER ... -- COMMAND...". */
     char *const envp[] = {NULL};
@@ -341,6 +351,7 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_m
                       bool *timed_out)
 {
     bool termed = false;
+    long kill_at_ms = timeout_ms + term_grace_ms;
     *timed_out = false;
     /* Without pidfds (before Linux 5.3, older than Landlock itself) the
      * loop polls the child every 50 ms instead. */
@@ -362,20 +373,25 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_m
         if (timeout_ms > 0) {
             clock_gettime(CLOCK_MONOTONIC, &now);
             long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-            if (spent >= timeout_ms && term_grace_ms > 0 && !termed && init) {
-                /* SIGTERM into the envelope first; SIGKILL after the grace. */
-                termed = true;
+            if (spent >= timeout_ms && term_grace_ms > 0 && !termed && spent < kill_at_ms) {
+                /* SIGTERM into the envelope first; SIGKILL after the grace.
+                 * While bwrap is still setting up (a loaded host), no
+                 * process of the command is there to take it: again every
+                 * 10 ms, so one that starts within the grace gets it too. */
                 *timed_out = true;
-                signal_envelope(init, SIGTERM);
-                timeout_ms += term_grace_ms;
-                continue;
-            }
-            if (spent >= timeout_ms) {
+                if (init && signal_envelope(init, SIGTERM) > 0) {
+                    termed = true;
+                    timeout_ms = kill_at_ms;
+                    continue;
+                }
+                wait_ms = (int)(kill_at_ms - spent < 10 ? kill_at_ms - spent : 10);
+            } else if (spent >= timeout_ms) {
                 *timed_out = true;
                 kill(pid, SIGKILL); /* the envelope dies with bwrap */
                 break;
+            } else {
+                wait_ms = (int)(timeout_ms - spent);
             }
-            wait_ms = (int)(timeout_ms - spent);
         }
         if (pidfd < 0 && (wait_ms < 0 || wait_ms > 50))
             wait_ms = 50;

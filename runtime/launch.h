@@ -53,6 +53,9 @@ typedef struct gk_launch_opts {
     const char *cwd;          /* the command's working directory; NULL: the plan's */
     long term_grace_ms;       /* at the timeout SIGTERM first, SIGKILL this much
                                * later (0: SIGKILL at once) */
+    bool default_signals;     /* every signal default in the command, whatever
+                               * this process or its host ignored (otherwise an
+                               * ignored SIGHUP passes on, as nohup expects) */
     /* Called once the plan is known, before anything is spawned, with the
      * mountpoints bwrap will make inside the scratch (the policy's masks
      * and re-binds there), each "d/path" or "f/path" (a directory or a
@@ -104,6 +107,10 @@ GK_HIDDEN int gk_launch_lock(const gk_launch_opts *o, gk_placeholders *ph, int *
 GK_HIDDEN int gk_launch_planned(const grant_policy *p, const gk_launch_opts *o,
                                 gk_placeholders *ph, int lock_rc, gk_projection *pr,
                                 grant_diags *notes, gk_buf *described, gk_launch_result *out);
+/* In a launched child before its exec: the signals grantrun forwards
+ * back to their default, with o->default_signals every one, and none
+ * blocked (shared by both levels' launchers). */
+GK_HIDDEN void gk_launch_child_signals(const gk_launch_opts *o);
 /* In a launched child before its exec: with o->redirect_stdio, fds 0-2
  * become o->stdio (shared by both levels' launchers); _exit(125) when
  * that fails. */

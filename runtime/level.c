@@ -963,11 +963,7 @@ static void sweep(pid_t session)
 static void __attribute__((noreturn)) exec_helper(ll_run *r, const gk_launch_opts *o,
                                                    char **argv)
 {
-    for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
-        signal(forwarded[i], SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    gk_launch_child_signals(o);
     /* Its own session, as bwrap's --new-session (TIOCSTI is refused
      * anyway); it dies with grantrun, as --die-with-parent. */
     if (!o->tty)
