@@ -279,12 +279,16 @@ static void report_exec_errno(int err)
 
 void gk_launch_child_signals(const gk_launch_opts *o)
 {
+    /* The kernel's own call: glibc refuses its two (32 and 33), and a
+     * host can pass them on ignored. An all-zero kernel sigaction is
+     * SIG_DFL, no flags, no mask, whatever the architecture's layout. */
+    static const unsigned long dfl[8];
     for (int sig = 1; sig < NSIG; sig++) {
         bool is_forwarded = false;
         for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
             is_forwarded = is_forwarded || forwarded[i] == sig;
         if (is_forwarded || (o->default_signals && sig != SIGKILL && sig != SIGSTOP))
-            signal(sig, SIG_DFL); /* EINVAL for glibc's own: harmless */
+            syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)(NSIG / 8));
     }
     sigset_t none;
     sigemptyset(&none);
