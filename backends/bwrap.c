@@ -132,6 +132,9 @@ static const char *const implicit_files[] = {
 typedef struct mask {
     char *name;   /* in the sandbox */
     bool dir;     /* tmpfs mask (else /dev/null) */
+    bool readable; /* an empty directory to look into (0555): the mask of an
+                    * absent readonly name, which has nothing to hide; git
+                    * status and tree walkers would warn on each 0000 one */
 } mask;
 
 typedef struct builder {
@@ -352,9 +355,9 @@ static void add_placeholders(builder *b, const char *host_path)
 }
 
 /* Duplicates (a deny that is also a vetoed file) merge in finish_masks. */
-static void add_mask(builder *b, const char *name, bool dir)
+static void add_mask(builder *b, const char *name, bool dir, bool readable)
 {
-    mask m = {gk_strdup(name), dir};
+    mask m = {gk_strdup(name), dir, readable};
     GK_VEC_PUSH(b->masks, b->nmasks, b->capmasks, m);
 }
 
@@ -676,7 +679,7 @@ static void mask_entry(builder *b, const char *t, entry_role role)
             !(b->scratch_at && gk_path_within(n, b->scratch_at)))
             continue;
         if (k == K_FILE || k == K_DIR) {
-            add_mask(b, n, k == K_DIR);
+            add_mask(b, n, k == K_DIR, false);
             continue;
         }
         /* Absent: occupy the name if the command could create it. */
@@ -688,7 +691,7 @@ static void mask_entry(builder *b, const char *t, entry_role role)
                              n);
             continue;
         }
-        add_mask(b, n, role != E_VETO);
+        add_mask(b, n, role != E_VETO, role == E_READONLY);
         if (a == GK_AREA_HOST_RW) {
             gk_autofree char *h = host_of(e, n);
             size_t before = b->placeholders.n;
@@ -722,6 +725,7 @@ static void finish_masks(builder *b)
         mask *m = &b->masks[i];
         if (w && strcmp(b->masks[w - 1].name, m->name) == 0) {
             b->masks[w - 1].dir &= m->dir;
+            b->masks[w - 1].readable &= m->readable; /* a deny of it too: 0000 */
             free(m->name);
             continue;
         }
@@ -975,7 +979,7 @@ static void plan_late_options(builder *b, gk_bwrap_plan *out)
     for (size_t i = 0; i < b->nmasks; i++) {
         const char *n = b->masks[i].name;
         if (b->masks[i].dir) {
-            push2(late, "--perms", "0000");
+            push2(late, "--perms", b->masks[i].readable ? "0555" : "0000");
             push2(late, "--tmpfs", n);
             push2(late, "--remount-ro", n);
         } else {

@@ -490,7 +490,9 @@ static void check_order(const grant_policy *p, const gk_projection *pr, const gk
     for (; i < a->n - 2;) {
         const char *f = a->v[i];
         int n = nargs(f);
-        bool mask = (!strcmp(f, "--perms") && !strcmp(a->v[i + 1], "0000")) ||
+        /* 0555: an absent readonly name's empty directory (nothing to hide) */
+        bool mask = (!strcmp(f, "--perms") &&
+                     (!strcmp(a->v[i + 1], "0000") || !strcmp(a->v[i + 1], "0555"))) ||
                     (!strcmp(f, "--ro-bind") && !strcmp(a->v[i + 1], "/dev/null"));
         if (mask) {
             in_masks = true;

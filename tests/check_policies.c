@@ -225,6 +225,81 @@ START_TEST(tool_version_under_policy)
 }
 END_TEST
 
+/* Under agent/coding the absent protected names of a project (.idea,
+ * .vscode, .envrc ...) are masks: empty read-only directories. git status
+ * passes them in silence (a 0000 mask made git warn once per name, as the
+ * user, on every status an agent ran), the command still cannot create
+ * anything there, and nothing is left on the host. The control: git does
+ * look, and reports a real untracked file. */
+START_TEST(agent_git_status_is_quiet)
+{
+    bool as_user = _i;
+    if (as_user && geteuid() != 0)
+        return;
+    ck_assert_msg(!as_user || have_user, "no unprivileged user could be made (useradd %s)",
+                  GK_TEST_USER);
+    if (access("/usr/bin/git", X_OK) != 0) {
+        fprintf(stderr, "SKIP agent_git_status_is_quiet: no /usr/bin/git\n");
+        return;
+    }
+    gk_autofree char *user_home = gk_printf("%s/home", base);
+    ck_assert_int_eq(mkdir(user_home, 0700), 0);
+    ck_assert_int_eq(setenv("HOME", user_home, 1), 0);
+    gk_autofree char *rt = gk_printf("%s/run", base);
+    ck_assert_int_eq(mkdir(rt, 0700), 0);
+    ck_assert_int_eq(setenv("GRANTKIT_RUNTIME_DIR", rt, 1), 0);
+    ck_assert_int_eq(setenv("PATH", SYS, 1), 0);
+    ck_assert_int_eq(system("git init -q . && echo x > untracked.txt"), 0);
+    if (as_user) {
+        gk_autofree char *cmd = gk_printf("chown -R %u:%u '%s' '%s' '%s'", (unsigned)user_uid,
+                                          (unsigned)user_gid, project, rt, user_home);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    const char *scripts[] = {"git status --porcelain", "mkdir .idea/x"};
+    for (size_t k = 0; k < 2; k++) {
+        gk_strvec v = {0};
+        if (as_user) {
+            gk_strvec_push(&v, "/usr/bin/setpriv");
+            gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
+            gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
+            gk_strvec_push(&v, "--clear-groups");
+            gk_strvec_push(&v, "--");
+        }
+        gk_strvec_push_take(&v, gk_printf("%s/grantrun", gk_test_builddir()));
+        gk_strvec_push(&v, "-p");
+        gk_strvec_push(&v, "agent/coding.grant");
+        gk_strvec_push(&v, "--");
+        /* no shell under agent/coding: each word is the program's own */
+        if (k == 0) {
+            gk_strvec_push(&v, "git");
+            gk_strvec_push(&v, "status");
+            gk_strvec_push(&v, "--porcelain");
+        } else {
+            gk_strvec_push(&v, "mkdir");
+            gk_strvec_push(&v, ".idea/x");
+        }
+        gk_strvec_push_take(&v, NULL);
+        char *out = NULL, *err = NULL;
+        int st = gk_test_run(v.v, NULL, &out, &err);
+        if (k == 0) {
+            ck_assert_msg(st == 0, "%s: exit %d: %s", scripts[k], st, err);
+            ck_assert_msg(strcmp(out, "?? untracked.txt\n") == 0, "%s: stdout %s", scripts[k],
+                          out);
+            ck_assert_msg(!err[0], "%s as %s: git warned:\n%s", scripts[k],
+                          as_user ? "the user" : "root", err);
+        } else {
+            ck_assert_msg(st != 0 && strstr(err, "Read-only file system"),
+                          "mkdir .idea/x: exit %d: %s", st, err);
+        }
+        free(out);
+        free(err);
+        gk_strvec_free(&v);
+    }
+    struct stat st;
+    ck_assert_msg(lstat(".idea", &st) < 0 && errno == ENOENT, "a placeholder is left");
+}
+END_TEST
+
 static Suite *policies_suite(void)
 {
     Suite *s = suite_create("policies");
@@ -234,6 +309,7 @@ static Suite *policies_suite(void)
     t = tcase_create("runs");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_loop_test(t, tool_version_under_policy, 0, (int)(2 * NRUNS));
+    tcase_add_loop_test(t, agent_git_status_is_quiet, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }
