@@ -413,10 +413,15 @@ int gk_read_file_max(const char *path, size_t max, char **out, size_t *len)
         close(fd);
         return refuse;
     }
+    /* Read in place: a regular file's size is the first guess (a git index
+     * of a large repository is megabytes; a chunk copied on would be read
+     * twice over), room grows for one that grows or a pipe. */
     gk_buf b = {0};
-    char chunk[65536];
+    gk_buf_grow(&b, S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536);
     for (;;) {
-        ssize_t r = read(fd, chunk, sizeof(chunk));
+        if (b.cap - b.len < 2)
+            gk_buf_grow(&b, 65536);
+        ssize_t r = read(fd, b.data + b.len, b.cap - b.len - 1);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -434,7 +439,8 @@ int gk_read_file_max(const char *path, size_t max, char **out, size_t *len)
             gk_buf_free(&b);
             return -EFBIG;
         }
-        gk_buf_add(&b, chunk, (size_t)r);
+        b.len += (size_t)r;
+        b.data[b.len] = '\0';
     }
     close(fd);
     *out = gk_buf_steal(&b, len);

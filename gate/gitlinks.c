@@ -82,17 +82,20 @@ void gk_gitlinks_of_index(const unsigned char *d, size_t len, size_t hash, gk_st
     if (version < 2 || version > 4)
         return;
     size_t off = 12;
-    gk_buf prev = {0};
+    /* One buffer for every entry's path: version 4 builds each on the one
+     * before; versions 2 and 3 copy only a gitlink's (an index of a large
+     * repository holds 100,000 entries, a handful of them gitlinks). */
+    gk_buf path = {0};
     for (uint32_t i = 0; i < count; i++) {
         size_t fixed = 40 + hash + 2;
         if (off + fixed > len)
             break;
         uint32_t mode = be32(d + off + 24);
+        bool gitlink = (mode & 0170000) == 0160000;
         unsigned flags = (unsigned)d[off + 40 + hash] << 8 | d[off + 40 + hash + 1];
         size_t name = off + fixed + ((version >= 3 && (flags & 0x4000)) ? 2 : 0);
         if (name > len)
             break;
-        gk_buf path = {0};
         size_t end;
         if (version == 4) {
             /* strip N bytes of the previous path (git's offset varint) */
@@ -106,31 +109,30 @@ void gk_gitlinks_of_index(const unsigned char *d, size_t len, size_t hash, gk_st
                 c = d[k++];
                 strip = ((strip + 1) << 7) + (c & 127);
             }
-            if (strip > prev.len)
+            if (strip > path.len)
                 break;
             const unsigned char *nul = memchr(d + k, 0, len - k);
             if (!nul)
                 break;
-            gk_buf_add(&path, prev.data ? prev.data : "", prev.len - (size_t)strip);
+            path.len -= (size_t)strip;
             gk_buf_add(&path, (const char *)d + k, (size_t)(nul - (d + k)));
             end = (size_t)(nul - d) + 1;
         } else {
             const unsigned char *nul = memchr(d + name, 0, len - name);
             if (!nul)
                 break;
-            gk_buf_add(&path, (const char *)d + name, (size_t)(nul - (d + name)));
+            if (gitlink) {
+                path.len = 0;
+                gk_buf_add(&path, (const char *)d + name, (size_t)(nul - (d + name)));
+            }
             size_t used = (size_t)(nul - (d + off)) + 1;
             end = off + ((used + 7) & ~(size_t)7);
         }
-        gk_buf_putc(&path, '\0');
-        path.len--;
-        if ((mode & 0170000) == 0160000 && plain_path(path.data))
+        if (gitlink && plain_path(path.data))
             gk_strvec_push(out, path.data);
-        gk_buf_free(&prev);
-        prev = path;
         off = end;
     }
-    gk_buf_free(&prev);
+    gk_buf_free(&path);
 }
 
 /* Every gitlink the git dir's index (and a split index's shared part)
