@@ -949,6 +949,7 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
                                  "or its ELF interpreter is missing; give the bwrap binary itself)"
                                : ""));
     } else if (!started) {
+        out->envelope_refused = true;
         fail(out, GK_RUN_FAILED,
              gk_printf("confinement unavailable: bubblewrap could not set up the envelope "
                        "(%s %d)",

@@ -76,6 +76,8 @@ typedef struct gk_launch_result {
                      * setup), or NULL when the status is the command's */
     bool timed_out; /* the timeout ended it (status 124) */
     bool started;   /* the helper reported the command started */
+    bool envelope_refused; /* bwrap ran and gave up before the helper did
+                            * (namespaces or mounts refused, say) */
     int command_status; /* after a timeout: the command's own status (128+N for
                          * signal N), or -1 when it never started */
     gk_net_log *net; /* the proxy's decisions, or NULL (net not an allowlist) */

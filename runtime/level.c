@@ -34,6 +34,7 @@
 #define _GNU_SOURCE
 #endif
 #include "runtime/level.h"
+#include "runtime/probe_memo.h"
 #include "backends/backend.h"
 #include "runtime/seccomp.h"
 #include "runtime/unixnet.h"
@@ -1402,8 +1403,17 @@ static int choose_start(const grant_policy *p, const gk_level_opts *o, gk_level_
     bool probing = o->level != GK_LEVEL_NAMESPACES && o->level != GK_LEVEL_LANDLOCK &&
                    lo->bwrap && !o->namespaces_proven && !o->namespaces_refused_why;
     probe_run pb = {-1, -1, NULL};
+    /* The probe makes a network namespace when bwrap will (net not allowed). */
+    bool netns = gk_decide_gate(&p->stack, "net") != GK_TRI_TRUE;
+    gk_autofree char *memo_key = probing ? gk_probe_memo_key() : NULL;
+    out->probe_memo_age = memo_key ? gk_probe_memo_age(memo_key, netns) : -1;
+    if (out->probe_memo_age >= 0) {
+        out->probe_remembered = true;
+        probing = false;
+        *probed = 1;
+    }
     if (probing)
-        probe_start(gk_decide_gate(&p->stack, "net") == GK_TRI_TRUE, false, &pb);
+        probe_start(!netns, false, &pb);
     int rc = gk_launch_gate(p, lo, &out->run);
     if (rc > 0 && o->level != GK_LEVEL_LANDLOCK) {
         if (gk_launch_lock(lo, &out->ph, &out->lock_rc, &out->run))
@@ -1415,6 +1425,8 @@ static int choose_start(const grant_policy *p, const gk_level_opts *o, gk_level_
     if (probing) {
         *probed = probe_finish(&pb, true, probe_why);
         out->probe_pid = pb.pid; /* reaped with the result */
+        if (*probed && memo_key)
+            gk_probe_memo_store(memo_key, netns);
     }
     return rc;
 }
@@ -1455,7 +1467,12 @@ int gk_level_choose(const grant_policy *p, const gk_level_opts *o, gk_level_resu
             ns = probed, why = probe_why, probe_why = NULL;
         if (!lo->bwrap)
             why = gk_strdup("no bubblewrap (bwrap) on PATH");
-        if (ns) {
+        if (ns && out->probe_remembered) {
+            reason = gk_printf("auto: this host allows user and mount namespaces (the probe's "
+                               "yes of %ld s ago, remembered for this boot, namespaces, "
+                               "credentials, seccomp and LSM state)",
+                               out->probe_memo_age);
+        } else if (ns) {
             reason = gk_strdup("auto: this host allows user and mount namespaces (a mount in "
                                "a new user and mount namespace succeeded)");
         } else {
@@ -1545,7 +1562,19 @@ int gk_level_launch(const grant_policy *p, const gk_level_opts *o, grant_diags *
             gk_projection_free(pr);
             return rc;
         }
-        return gk_launch_planned(p, lo, &ph, out->lock_rc, pr, notes, described, &out->run);
+        rc = gk_launch_planned(p, lo, &ph, out->lock_rc, pr, notes, described, &out->run);
+        if (out->probe_remembered && out->run.envelope_refused) {
+            /* The remembered yes may be what failed: the next run probes. */
+            gk_probe_memo_forget();
+            if (out->run.message) {
+                char *m = gk_printf("%s; auto took the namespaces level from a remembered "
+                                    "probe answer, now forgotten: the next run probes again",
+                                    out->run.message);
+                free(out->run.message);
+                out->run.message = m;
+            }
+        }
+        return rc;
     }
     /* Landlock missing, --processes for root: refused by the record unless
      * --allow-degraded (the helper still refuses a ruleset it cannot

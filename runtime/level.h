@@ -65,6 +65,8 @@ typedef struct gk_level_result {
     gk_placeholders ph;
     int lock_rc;
     pid_t probe_pid;        /* auto's probe child, said yes, not reaped yet (0: none) */
+    bool probe_remembered;  /* auto took a remembered yes (probe_memo.h) */
+    long probe_memo_age;    /* that yes's age in seconds */
 } gk_level_result;
 
 /* Choose the level, derive its record, run (or describe). Returns 0 with

@@ -63,7 +63,7 @@ static int own_dir(const char *dir)
 /* GRANTKIT_RUNTIME_DIR; else /run/grantkit for root, else
  * $XDG_RUNTIME_DIR/grantkit, else /tmp/grantkit-UID: the first that is
  * ours. */
-static int runtime_dir(char **path)
+int gk_runtime_dir(char **path)
 {
     const char *env = getenv("GRANTKIT_RUNTIME_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
     char *cand[3] = {0};
@@ -94,7 +94,7 @@ int gk_placeholders_lock(gk_placeholders *ph)
 {
     ph->lock_fd = -1;
     ph->dir = NULL;
-    int dfd = runtime_dir(&ph->dir);
+    int dfd = gk_runtime_dir(&ph->dir);
     if (dfd < 0)
         return dfd;
     int fd = openat(dfd, RECORD, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

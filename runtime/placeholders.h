@@ -30,6 +30,11 @@ typedef struct gk_placeholders {
     char *dir;   /* the runtime directory that holds it */
 } gk_placeholders;
 
+/* The user's grantkit runtime directory (grantrun(1) "Placeholders"),
+ * made if missing: an O_PATH descriptor of it and its canonical path in
+ * *path (the caller frees it), or -errno when none is ours alone. It also
+ * holds auto's remembered probe answer (probe_memo.h). */
+GK_HIDDEN int gk_runtime_dir(char **path);
 /* 1. The shared lock (waits while a run removes placeholders, at most
  * 30 s). Returns 0, or -errno with lock_fd -1: -ETIMEDOUT when a run held
  * it exclusive all that time (a launcher refuses to run: another envelope

@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -519,6 +520,96 @@ START_TEST(auto_host_is_namespaces)
     run_free(&r);
     gk_autofree char *doc = gk_test_read(report, NULL);
     ck_assert_msg(doc && strstr(doc, "\"level\":\"namespaces\""), "report: %s", doc);
+}
+END_TEST
+
+/* auto's yes is remembered (probe_memo.h): the second run takes it, and
+ * it is not used where the key differs (a nested sandbox refusing user
+ * namespaces, a changed key, a link, an old memo), nor kept once bwrap
+ * fails on it. Each run's report says which it was. */
+static char *auto_reason(host_kind kind, const char *pol, const char *bwrap, int want_status)
+{
+    gk_autofree char *report = gk_printf("%s/memo-report.json", base);
+    unlink(report);
+    run r = bwrap ? run_on(kind, false, "grantrun",
+                           ARGS("--bwrap", bwrap, "-p", pol, "--report", report, "--", "true"))
+                  : run_on(kind, false, "grantrun",
+                           ARGS("-p", pol, "--report", report, "--", "true"));
+    ck_assert_msg(r.status == want_status, "status %d: %s", r.status, r.err);
+    gk_autofree char *doc = gk_test_read(report, NULL);
+    char *reason = NULL;
+    const char *at = doc ? strstr(doc, "\"reason\":\"") : NULL;
+    if (at)
+        reason = gk_strndup(at + 10, strcspn(at + 10, "\""));
+    if (bwrap) /* the message says what was forgotten */
+        reason = gk_printf("%s | %s", reason ? reason : "", r.err);
+    run_free(&r);
+    return reason ? reason : gk_strdup("(no report)");
+}
+
+START_TEST(auto_remembers_the_probe)
+{
+    if (!landlock_level_runs())
+        return;
+    gk_autofree char *rt = gk_printf("%s/rt", base);
+    ck_assert_int_eq(mkdir(rt, 0700), 0);
+    ck_assert_int_eq(setenv("GRANTKIT_RUNTIME_DIR", rt, 1), 0);
+    gk_autofree char *memo = gk_printf("%s/probe-yes.netns", rt);
+    gk_autofree char *pol = policy("l.grant", level_policy); /* net deny: a netns probed */
+    const char *probed = "a mount in a new user and mount namespace succeeded";
+    char *why = auto_reason(HOST, pol, NULL, 0);
+    ck_assert_msg(strstr(why, probed), "first run: %s", why);
+    free(why);
+    struct stat st;
+    ck_assert_int_eq(lstat(memo, &st), 0);
+    ck_assert(S_ISREG(st.st_mode) && (st.st_mode & 077) == 0);
+    gk_autofree char *kept = gk_test_read(memo, NULL);
+    ck_assert_msg(strstr(kept, "\nboot=") && strstr(kept, "\nns.user=") &&
+                      strstr(kept, "\nSeccomp:"),
+                  "memo: %s", kept);
+    why = auto_reason(HOST, pol, NULL, 0);
+    ck_assert_msg(strstr(why, "remembered"), "second run: %s", why);
+    free(why);
+    /* where user namespaces are refused the key differs: probed, refused */
+    gk_autofree char *minimal = gk_test_path("policies/base/minimal.grant");
+    why = auto_reason(NO_USERNS, minimal, NULL, 0);
+    ck_assert_msg(strstr(why, "auto: user namespaces are refused here"), "nested: %s", why);
+    free(why);
+    /* another key: probed, and the memo rewritten */
+    gk_autofree char *forged = gk_strdup(kept);
+    char *e = strstr(forged, "euid=");
+    ck_assert_ptr_nonnull(e);
+    e[5] = e[5] == '9' ? '8' : '9';
+    gk_test_write(memo, forged, 0600);
+    why = auto_reason(HOST, pol, NULL, 0);
+    ck_assert_msg(strstr(why, probed), "forged key: %s", why);
+    free(why);
+    gk_autofree char *again = gk_test_read(memo, NULL);
+    ck_assert_str_eq(again, kept);
+    /* a link: not followed, neither read nor written through */
+    gk_autofree char *target = gk_printf("%s/outside/victim", base);
+    gk_test_write(target, "mine\n", 0600);
+    ck_assert_int_eq(unlink(memo), 0);
+    ck_assert_int_eq(symlink(target, memo), 0);
+    why = auto_reason(HOST, pol, NULL, 0);
+    ck_assert_msg(strstr(why, probed), "link: %s", why);
+    free(why);
+    gk_autofree char *v = gk_test_read(target, NULL);
+    ck_assert_str_eq(v, "mine\n");
+    ck_assert_int_eq(lstat(memo, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    /* older than GK_PROBE_MEMO_SECONDS: probed */
+    struct timeval old[2] = {{time(NULL) - 700, 0}, {time(NULL) - 700, 0}};
+    ck_assert_int_eq(utimes(memo, old), 0);
+    why = auto_reason(HOST, pol, NULL, 0);
+    ck_assert_msg(strstr(why, probed), "old memo: %s", why);
+    free(why);
+    /* bwrap fails on a remembered yes: the run fails closed, the memo goes */
+    why = auto_reason(HOST, pol, "/bin/false", 125);
+    ck_assert_msg(strstr(why, "now forgotten"), "failed launch: %s", why);
+    free(why);
+    ck_assert_msg(lstat(memo, &st) < 0 && errno == ENOENT, "the memo was kept");
+    unsetenv("GRANTKIT_RUNTIME_DIR");
 }
 END_TEST
 
@@ -1156,6 +1247,7 @@ static Suite *suite(void)
     tcase_add_test(tc, auto_no_userns);
     tcase_add_test(tc, auto_no_mount);
     tcase_add_test(tc, auto_host_is_namespaces);
+    tcase_add_test(tc, auto_remembers_the_probe);
     tcase_add_test(tc, auto_without_bwrap);
     tcase_add_test(tc, carve_outs_nest);
     tcase_add_test(tc, net_allowed_reaches_the_host);
