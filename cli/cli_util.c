@@ -1,4 +1,5 @@
 /* cli_util.c - messages, input, output and JSON strings for the CLIs. */
+#include "config.h"
 #include "cli_util.h"
 
 #include <errno.h>
@@ -85,4 +86,15 @@ bool cli_is_yaml_name(const char *name)
     size_t n = strlen(name);
     return (n >= 5 && strcmp(name + n - 5, ".yaml") == 0) ||
            (n >= 4 && strcmp(name + n - 4, ".yml") == 0);
+}
+
+void cli_print_linkage(void)
+{
+#ifdef GK_STATIC_LIBS
+    printf("linked: static copies of %s (their security updates need a rebuild of grantkit; "
+           "configure --disable-static-deps links the shared ones)\n",
+           GK_STATIC_LIBS);
+#else
+    printf("linked: the shared libraries\n");
+#endif
 }

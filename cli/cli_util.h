@@ -49,4 +49,8 @@ void cli_json_string(FILE *f, const char *s);
 /* true iff the name ends in .yaml or .yml (the library's surface rule). */
 bool cli_is_yaml_name(const char *name);
 
+/* --version's line on how this program carries its libraries (configure
+ * --disable-static-deps), printed after grant_build_info's. */
+void cli_print_linkage(void);
+
 #endif

@@ -1403,6 +1403,7 @@ int main(int argc, char **argv)
         char *info = grant_build_info();
         printf("grantc (grantkit) %s\n%s", grant_version(), info ? info : "");
         free(info);
+        cli_print_linkage();
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
     if (strcmp(cmd, "compile") == 0)

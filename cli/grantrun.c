@@ -555,6 +555,7 @@ static int print_version(int nopts, char **argv)
     char *info = grant_build_info();
     printf("grantrun (grantkit) %s\n%s", grant_version(), info ? info : "");
     free(info);
+    cli_print_linkage();
     printf("helper: %s%s\n", helper, access(helper, X_OK) == 0 ? "" : " (missing)");
     if (f.landlock_abi > 0)
         printf("landlock: ABI %d\n", f.landlock_abi);

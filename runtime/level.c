@@ -1563,17 +1563,11 @@ int gk_level_launch(const grant_policy *p, const gk_level_opts *o, grant_diags *
             return rc;
         }
         rc = gk_launch_planned(p, lo, &ph, out->lock_rc, pr, notes, described, &out->run);
-        if (out->probe_remembered && out->run.envelope_refused) {
-            /* The remembered yes may be what failed: the next run probes. */
+        /* The remembered yes may be what failed: gk_level_run asks the
+         * probe again; a caller of the two steps fails closed, and its
+         * next run probes. */
+        if (out->probe_remembered && out->run.envelope_refused)
             gk_probe_memo_forget();
-            if (out->run.message) {
-                char *m = gk_printf("%s; auto took the namespaces level from a remembered "
-                                    "probe answer, now forgotten: the next run probes again",
-                                    out->run.message);
-                free(out->run.message);
-                out->run.message = m;
-            }
-        }
         return rc;
     }
     /* Landlock missing, --processes for root: refused by the record unless
@@ -1589,5 +1583,30 @@ int gk_level_run(const grant_policy *p, const gk_level_opts *o, grant_diags *not
     int rc = gk_level_choose(p, o, out);
     if (rc <= 0)
         return rc;
-    return gk_level_launch(p, o, notes, described, out);
+    rc = gk_level_launch(p, o, notes, described, out);
+    if (rc < 0 || !out->probe_remembered || !out->run.envelope_refused)
+        return rc;
+    /* bwrap gave up before the helper started, on a remembered yes:
+     * nothing ran. The probe, live, says whether that yes was wrong; if
+     * so, auto chooses again as it would have (probe_memo.h), else
+     * bwrap's failure stands and the yes is kept again. */
+    bool net = gk_decide_gate(&p->stack, "net") == GK_TRI_TRUE;
+    char *why = NULL;
+    if (gk_level_probe_namespaces(net, &why)) {
+        gk_autofree char *key = gk_probe_memo_key();
+        if (key)
+            gk_probe_memo_store(key, !net);
+        return rc;
+    }
+    char *wrong = gk_printf("%s (a remembered probe answer said otherwise: forgotten)", why);
+    free(why);
+    why = wrong;
+    gk_level_opts again = *o;
+    again.namespaces_refused_why = why;
+    gk_level_result_clear(out);
+    rc = gk_level_choose(p, &again, out);
+    if (rc > 0)
+        rc = gk_level_launch(p, &again, notes, described, out);
+    free(why);
+    return rc;
 }

@@ -50,8 +50,15 @@ static void add_file(gk_buf *key, const char *name, const char *path)
     if (read_small(path, &v)) {
         while (v.len && v.data[v.len - 1] == '\n')
             v.len--;
-        for (size_t i = 0; i < v.len; i++) /* one line: a value's newlines as spaces */
-            gk_buf_putc(key, v.data[i] == '\n' ? ' ' : v.data[i]);
+        /* One line of text: SELinux's label ends in a NUL, which would cut
+         * the key short as a C string. */
+        for (size_t i = 0; i < v.len; i++) {
+            unsigned char c = (unsigned char)v.data[i];
+            if (c < 0x20 || c >= 0x7f || c == '\\')
+                gk_buf_printf(key, "\\x%02x", c);
+            else
+                gk_buf_putc(key, (char)c);
+        }
     } else {
         gk_buf_puts(key, "-");
     }
@@ -68,6 +75,11 @@ char *gk_probe_memo_key(void)
      * sandbox that refuses new ones (bwrap --disable-userns), is another
      * key. */
     static const char *const ns[] = {"user", "mnt", "net", "pid", "ipc", "uts", "cgroup"};
+    struct stat root;
+    if (stat("/proc/self/root", &root) < 0) /* a chroot is another host */
+        goto unknown;
+    gk_buf_printf(&key, "root=%llu:%llu\n", (unsigned long long)root.st_dev,
+                  (unsigned long long)root.st_ino);
     for (size_t i = 0; i < sizeof(ns) / sizeof(*ns); i++) {
         char path[64];
         struct stat st;

@@ -527,6 +527,13 @@ END_TEST
  * it is not used where the key differs (a nested sandbox refusing user
  * namespaces, a changed key, a link, an old memo), nor kept once bwrap
  * fails on it. Each run's report says which it was. */
+static run run_argv(const char *const *argv)
+{
+    run r = {0};
+    r.status = gk_test_run((char *const *)argv, NULL, &r.out, &r.err);
+    return r;
+}
+
 static char *auto_reason(host_kind kind, const char *pol, const char *bwrap, int want_status)
 {
     gk_autofree char *report = gk_printf("%s/memo-report.json", base);
@@ -604,11 +611,40 @@ START_TEST(auto_remembers_the_probe)
     why = auto_reason(HOST, pol, NULL, 0);
     ck_assert_msg(strstr(why, probed), "old memo: %s", why);
     free(why);
-    /* bwrap fails on a remembered yes: the run fails closed, the memo goes */
+    /* bwrap fails on a remembered yes for its own reasons: the probe, asked
+     * again, still says yes; bwrap's failure stands, the yes is kept */
+    ck_assert_int_eq(utimes(memo, old), 0);
+    ck_assert_int_eq(utimes(memo, NULL), 0);
     why = auto_reason(HOST, pol, "/bin/false", 125);
-    ck_assert_msg(strstr(why, "now forgotten"), "failed launch: %s", why);
+    ck_assert_msg(strstr(why, "bubblewrap could not set up the envelope") &&
+                      !strstr(why, "remembered probe answer"),
+                  "failed launch: %s", why);
     free(why);
-    ck_assert_msg(lstat(memo, &st) < 0 && errno == ENOENT, "the memo was kept");
+    ck_assert_int_eq(lstat(memo, &st), 0);
+    /* A remembered yes that is wrong: a yes kept under a seccomp filter
+     * that refuses nothing, then a host that looks the same from
+     * /proc/self/status (one filter, no_new_privs) but refuses mounts.
+     * bwrap gives up, nothing ran, the probe asked again says no, and auto
+     * takes the landlock level as it would have. */
+    gk_autofree char *plain = gk_printf("%s/probe-yes", rt);
+    unlink(memo);
+    unlink(plain);
+    gk_autofree char *nm = gk_printf("%s/tests/nomount", gk_test_builddir());
+    gk_autofree char *gr = gk_printf("%s/grantrun", gk_test_builddir());
+    gk_autofree char *rep = gk_printf("%s/memo-report.json", base);
+    run r = run_argv(ARGS(nm, "--allow", gr, "-p", minimal, "--", "true"));
+    ck_assert_msg(r.status == 0, "nomount --allow: %d: %s", r.status, r.err);
+    run_free(&r);
+    ck_assert_msg(lstat(memo, &st) == 0 || lstat(plain, &st) == 0, "nothing remembered");
+    r = run_argv(ARGS(nm, gr, "-p", minimal, "--report", rep, "--", "cat", "hello.txt"));
+    ck_assert_msg(r.status == 0 && strstr(r.out, "hello from the project"), "nomount: %d: %s%s",
+                  r.status, r.out, r.err);
+    run_free(&r);
+    gk_autofree char *doc = gk_test_read(rep, NULL);
+    ck_assert_msg(doc && strstr(doc, "\"level\":\"landlock\"") &&
+                      strstr(doc, "a remembered probe answer said otherwise: forgotten"),
+                  "report: %s", doc);
+    ck_assert_msg(lstat(memo, &st) < 0 && lstat(plain, &st) < 0, "the wrong yes was kept");
     unsetenv("GRANTKIT_RUNTIME_DIR");
 }
 END_TEST

@@ -2,7 +2,7 @@
  * can be mounted in them, as on Ubuntu 24.04 with
  * apparmor_restrict_unprivileged_userns (check_level).
  *
- *   nomount COMMAND [ARG...]
+ *   nomount [--allow] COMMAND [ARG...]
  *
  * Loads a seccomp filter (no_new_privs, raw BPF, native ABI) answering
  * EPERM to mount, umount2, pivot_root, move_mount, fsopen, fsconfig,
@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,8 +29,16 @@
 
 int main(int argc, char **argv)
 {
+    /* --allow: the same no_new_privs and one filter, refusing nothing: a
+     * host that looks the same from /proc/self/status (check_level's
+     * remembered probe answer) but lets mounts through */
+    bool allow = argc >= 2 && strcmp(argv[1], "--allow") == 0;
+    if (allow) {
+        argv++;
+        argc--;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: nomount COMMAND [ARG...]\n");
+        fprintf(stderr, "usage: nomount [--allow] COMMAND [ARG...]\n");
         return 2;
     }
     struct sock_filter f[] = {
@@ -39,7 +48,10 @@ int main(int argc, char **argv)
         DENY(432 /* fsmount */), DENY(442 /* mount_setattr */),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
+    struct sock_filter all[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
     struct sock_fprog prog = {(unsigned short)(sizeof(f) / sizeof(*f)), f};
+    if (allow)
+        prog = (struct sock_fprog){1, all};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
         prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) {
         fprintf(stderr, "nomount: seccomp: %s\n", strerror(errno));
