@@ -12,9 +12,11 @@
  * or under another key, is not used.
  *
  * A no is never kept. A remembered yes can only make a run try the
- * namespaces level; if that turns out wrong (a change the key does not
- * see), bwrap refuses, the run fails closed with bwrap's reason, and the
- * memo is forgotten: never less confinement, one failed run at worst.
+ * namespaces level; if bwrap then gives up before anything ran (a change
+ * the key does not see: a seccomp filter's contents, SELinux policy),
+ * gk_level_run asks the probe again and, when it says no, forgets the
+ * memo and chooses as auto would have. Never less confinement; a forged
+ * memo costs what the probe costs.
  *
  * Ownership: a key is a heap string the caller frees.
  */
