@@ -90,6 +90,25 @@ int gk_runtime_dir(char **path)
     return fd;
 }
 
+/* Is the file fd locks still the record the runtime directory names? A
+ * lock unlinked or replaced there (or the directory moved aside) by
+ * whoever can write it, a command at the landlock level whose policy
+ * writes the directory's parent say, splits the runs in two: each side's
+ * exclusive lock would then not wait for the other side's envelopes,
+ * whose masks' mountpoints it could remove. */
+static bool still_named(int fd)
+{
+    gk_autofree char *path = NULL;
+    int dfd = gk_runtime_dir(&path);
+    if (dfd < 0)
+        return false;
+    struct stat named, mine;
+    bool same = fstatat(dfd, RECORD, &named, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &mine) == 0 &&
+                named.st_dev == mine.st_dev && named.st_ino == mine.st_ino;
+    close(dfd);
+    return same;
+}
+
 int gk_placeholders_lock(gk_placeholders *ph)
 {
     ph->lock_fd = -1;
@@ -111,6 +130,10 @@ int gk_placeholders_lock(gk_placeholders *ph)
         }
         nanosleep(&(struct timespec){0, 5000000}, NULL);
     }
+    /* Locked, but perhaps a file no longer named (still_named): then this
+     * run makes and removes nothing. */
+    if (!err && !still_named(fd))
+        err = -ESTALE;
     if (err) {
         if (fd >= 0)
             close(fd);
@@ -435,8 +458,9 @@ void gk_placeholders_release(gk_placeholders *ph)
 {
     if (ph->lock_fd >= 0) {
         /* Converting drops the shared lock first: of two runs ending at
-         * once, the second always gets it. */
-        if (flock(ph->lock_fd, LOCK_EX | LOCK_NB) == 0)
+         * once, the second always gets it. Nothing is removed under a
+         * lock no longer named (still_named): the placeholders stay. */
+        if (flock(ph->lock_fd, LOCK_EX | LOCK_NB) == 0 && still_named(ph->lock_fd))
             remove_recorded(ph->lock_fd);
         close(ph->lock_fd);
     }

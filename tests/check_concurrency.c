@@ -301,6 +301,57 @@ START_TEST(cleanup_does_not_follow_a_swapped_ancestor)
 }
 END_TEST
 
+/* Until file holds text, at most 10 s. */
+static void await_text(const char *file, const char *text)
+{
+    for (int i = 0; i < 1000; i++) {
+        gk_autofree char *t = gk_test_read(file, NULL);
+        if (t && strstr(t, text))
+            return;
+        usleep(10000);
+    }
+    ck_abort_msg("%s never said %s", file, text);
+}
+
+/* The lock moved off its name while a run holds it (by whoever can write
+ * the runtime directory: a command at the landlock level whose policy
+ * writes its parent). A run started after holds a new lock; the first
+ * run, ending, must not remove the placeholders the second one's masks
+ * stand on (its exclusive lock no longer waits for that envelope). */
+START_TEST(a_lock_moved_aside_splits_no_runs)
+{
+    bool as_user = _i;
+    become(as_user);
+    gk_autofree char *first_out = gk_printf("%s/first.out", base);
+    gk_autofree char *second_out = gk_printf("%s/second.out", base);
+    pid_t first = start(as_user, pol, first_out,
+                        ARGS("sh", "-c", "echo UP; while [ ! -e go1 ]; do sleep 0.05; done"));
+    await_text(first_out, "UP");
+    ck_assert(exists(".git/hooks"));
+    const char *rt = getenv("GRANTKIT_RUNTIME_DIR");
+    gk_autofree char *lock = gk_printf("%s/placeholders", rt);
+    gk_autofree char *aside = gk_printf("%s/placeholders.aside", rt);
+    ck_assert_int_eq(rename(lock, aside), 0);
+    pid_t second = start(as_user, pol, second_out,
+                         ARGS("sh", "-c",
+                              "echo UP; while [ ! -e go2 ]; do sleep 0.05; done; "
+                              "mkdir -p .git/hooks && touch .git/hooks/pre-commit && echo WROTE; "
+                              "echo DONE"));
+    await_text(second_out, "UP");
+    gk_autofree char *go1 = gk_printf("%s/go1", project);
+    gk_test_write(go1, "", 0644);
+    ck_assert_int_eq(finish(first), 0);
+    ck_assert_msg(exists(".git/hooks"), "the first run removed what the second one masks");
+    gk_autofree char *go2 = gk_printf("%s/go2", project);
+    gk_test_write(go2, "", 0644);
+    ck_assert_int_eq(finish(second), 0);
+    gk_autofree char *said = gk_test_read(second_out, NULL);
+    ck_assert_msg(strstr(said, "DONE") && !strstr(said, "WROTE"),
+                  "the second run wrote through its masks: %s", said);
+    ck_assert(!exists(".git/hooks/pre-commit"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("concurrency");
@@ -313,6 +364,7 @@ int main(void)
     tcase_add_loop_test(tc, the_next_run_cleans_up_after_a_killed_one, 0, 2);
     tcase_add_loop_test(tc, what_the_user_made_at_a_placeholder_stays, 0, 2);
     tcase_add_loop_test(tc, cleanup_does_not_follow_a_swapped_ancestor, 0, 2);
+    tcase_add_loop_test(tc, a_lock_moved_aside_splits_no_runs, 0, 2);
     suite_add_tcase(s, tc);
     return gk_test_main(s);
 }
