@@ -548,8 +548,11 @@ static char *auto_reason(host_kind kind, const char *pol, const char *bwrap, int
     const char *at = doc ? strstr(doc, "\"reason\":\"") : NULL;
     if (at)
         reason = gk_strndup(at + 10, strcspn(at + 10, "\""));
-    if (bwrap) /* the message says what was forgotten */
-        reason = gk_printf("%s | %s", reason ? reason : "", r.err);
+    if (bwrap) { /* and what grantrun said */
+        char *both = gk_printf("%s | %s", reason ? reason : "", r.err);
+        free(reason);
+        reason = both;
+    }
     run_free(&r);
     return reason ? reason : gk_strdup("(no report)");
 }
