@@ -507,6 +507,15 @@ static void run_command(child *c, const char **envp)
     lo->default_signals = true; /* not this process's ignored SIGPIPE */
     lo->prepare = prepare_scratch;
     lo->prepare_arg = c;
+    /* timeoutMs runs from this child's start, as the parent's deadline
+     * (timeoutMs + grace) runs from the spawn: what came before the launch
+     * (the policy, the probe, the scratch tree; long on a loaded host) is
+     * spent from it, so the child's own timeout and its report still come
+     * before the parent's hard kill. */
+    if (c->req.timeout_ms > 0) {
+        long long left = (long long)c->req.timeout_ms - (now_ms() - c->t0);
+        lo->timeout_ms = left > 0 ? (long)left : 1;
+    }
     grant_diags *notes = grant_diags_new();
     long long t = now_ms();
     /* bwrap's prepare hook takes the snapshot at the namespaces level;
