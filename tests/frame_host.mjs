@@ -553,7 +553,9 @@ t('json diff cut by whole entries with omitted', async () => {
 
 // ---- 4. failures -------------------------------------------------------------
 t('timeout: SIGTERM to the namespace, reported by the child', async () => {
-  const r = await runFrame({ req: sh('sleep 30', { execution: { timeoutMs: 300 } }) });
+  // 1000 ms: the child's set-up is spent from timeoutMs, and the command
+  // must have started, also on a loaded host
+  const r = await runFrame({ req: sh('sleep 30', { execution: { timeoutMs: 1000 } }) });
   const x = valid(r, { kind: 'timeout' });
   // §3b: 128+N for a command killed by signal N, after a timeout too.
   expect(x.exitCode === 143 || x.exitCode === 137, `exitCode ${x.exitCode}`);
