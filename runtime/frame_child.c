@@ -508,14 +508,11 @@ static void run_command(child *c, const char **envp)
     lo->prepare = prepare_scratch;
     lo->prepare_arg = c;
     /* timeoutMs runs from this child's start, as the parent's deadline
-     * (timeoutMs + grace) runs from the spawn: what came before the launch
-     * (the policy, the probe, the scratch tree; long on a loaded host) is
-     * spent from it, so the child's own timeout and its report still come
-     * before the parent's hard kill. */
-    if (c->req.timeout_ms > 0) {
-        long long left = (long long)c->req.timeout_ms - (now_ms() - c->t0);
-        lo->timeout_ms = left > 0 ? (long)left : 1;
-    }
+     * (timeoutMs + grace) runs from the spawn: what comes before the
+     * command (the policy, the probe, the scratch tree and its baseline;
+     * long on a loaded host) is spent from it, so the child's own timeout
+     * and its report still come before the parent's hard kill. */
+    lo->timeout_since = (struct timespec){(time_t)(c->t0 / 1000), (long)(c->t0 % 1000) * 1000000};
     grant_diags *notes = grant_diags_new();
     long long t = now_ms();
     /* bwrap's prepare hook takes the snapshot at the namespaces level;

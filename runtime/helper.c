@@ -634,9 +634,15 @@ int main(int argc, char **argv)
             report(125, "setup usage: unknown option %s", flag);
         }
     }
-    if (status_fd >= 0)
-        while (write(status_fd, "started\n", 8) < 0 && errno == EINTR)
+    /* Said before anything runs, or nothing runs: a launcher retries a
+     * launch that never said it (level.c), so it must never run unsaid. */
+    if (status_fd >= 0) {
+        ssize_t w;
+        while ((w = write(status_fd, "started\n", 8)) < 0 && errno == EINTR)
             ;
+        if (w != 8)
+            _exit(125);
+    }
     if (i + 1 >= argc)
         usage("missing -- COMMAND");
     if ((notify_prog < 0) != (notify_sock < 0))

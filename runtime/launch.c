@@ -21,6 +21,7 @@
 #include "runtime/syscalls.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -232,7 +233,11 @@ static int signal_envelope(pid_t init, int sig)
     char path[64];
     struct stat ns;
     snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)init);
-    if (stat(path, &ns) < 0)
+    struct stat own;
+    /* init reaped and its pid reused by a host process: that is the
+     * host's namespace, never signalled */
+    if (stat(path, &ns) < 0 ||
+        (stat("/proc/self/ns/pid", &own) == 0 && own.st_ino == ns.st_ino && own.st_dev == ns.st_dev))
         return 0;
     DIR *proc = opendir("/proc");
     if (!proc)
@@ -352,16 +357,15 @@ static pid_t child_pid_of(const char *info)
 /* Wait for bwrap: forward signals into the envelope, kill it at the
  * deadline. Returns its wait status and sets *timed_out. */
 static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_ms,
-                      bool *timed_out)
+                      struct timespec start, bool *timed_out)
 {
     bool termed = false;
-    long kill_at_ms = timeout_ms + term_grace_ms;
+    long kill_at_ms = timeout_ms > LONG_MAX - term_grace_ms ? LONG_MAX : timeout_ms + term_grace_ms;
     *timed_out = false;
     /* Without pidfds (before Linux 5.3, older than Landlock itself) the
      * loop polls the child every 50 ms instead. */
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    struct timespec now;
     gk_buf info = {0};
     pid_t init = 0;
     int st = 0;
@@ -394,7 +398,9 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_m
                 kill(pid, SIGKILL); /* the envelope dies with bwrap */
                 break;
             } else {
-                wait_ms = (int)(timeout_ms - spent);
+                /* poll takes an int: a timeout of weeks waits in steps */
+                long left = timeout_ms - spent;
+                wait_ms = left > (1L << 30) ? 1 << 30 : (int)left;
             }
         }
         if (pidfd < 0 && (wait_ms < 0 || wait_ms > 50))
@@ -450,6 +456,13 @@ int gk_launch_lock(const gk_launch_opts *o, gk_placeholders *ph, int *lock_rc,
         fail(out, GK_RUN_FAILED,
              gk_strdup("placeholders: the lock in the runtime directory stayed held by a "
                        "cleanup for 30 s (GRANTKIT_RUNTIME_DIR, grantrun(1)); nothing ran"));
+        return 0;
+    }
+    if (*lock_rc == -ESTALE) {
+        fail(out, GK_RUN_FAILED,
+             gk_strdup("placeholders: the runtime directory's lock is not a file of this user's, "
+                       "or keeps being moved off its name (GRANTKIT_RUNTIME_DIR, grantrun(1)); "
+                       "nothing ran"));
         return 0;
     }
     return 1;
@@ -949,7 +962,8 @@ static void relay_status(int st, bool timed_out, const char *report, const gk_la
                                  "or its ELF interpreter is missing; give the bwrap binary itself)"
                                : ""));
     } else if (!started) {
-        out->envelope_refused = true;
+        /* bwrap's own exit (not a signal: a Ctrl-C is no refusal) */
+        out->envelope_refused = WIFEXITED(st);
         fail(out, GK_RUN_FAILED,
              gk_printf("confinement unavailable: bubblewrap could not set up the envelope "
                        "(%s %d)",
@@ -996,10 +1010,18 @@ static void spawn_and_wait(envelope *e, const gk_launch_opts *o, gk_launch_resul
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
         sigaction(forwarded[i], &sa, &old[i]);
     /* vfork: the child only moves descriptors and executes, so the
-     * parent's page tables need no copy (and its heap no copy-on-write). */
+     * parent's page tables need no copy (and its heap no copy-on-write).
+     * Every signal blocked across it, as posix_spawn does: no handler of
+     * the parent's runs in the child on the shared stack; the child
+     * resets them before it unblocks (gk_launch_child_signals). */
+    struct timespec since = gk_launch_timeout_start(o);
+    sigset_t all, saved;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &saved);
     pid_t pid = vfork();
     if (pid == 0)
         exec_bwrap(e->bwrap_fd, e->fds, tail, o);
+    sigprocmask(SIG_SETMASK, &saved, NULL);
     if (pid < 0) {
         fail(out, GK_RUN_FAILED, gk_printf("cannot fork: %s", strerror(errno)));
     } else {
@@ -1009,7 +1031,8 @@ static void spawn_and_wait(envelope *e, const gk_launch_opts *o, gk_launch_resul
         close(e->info_pipe[1]);
         e->info_pipe[1] = e->fds[FD_INFO - FD_ARGS] = -1;
         bool timed_out;
-        int st = wait_child(pid, e->info_pipe[0], o->timeout_ms, o->term_grace_ms, &timed_out);
+        int st = wait_child(pid, e->info_pipe[0], o->timeout_ms, o->term_grace_ms, since,
+                            &timed_out);
         e->info_pipe[0] = -1; /* closed by wait_child */
         gk_autofree char *report = drain(e->status_pipe[0]);
         relay_status(st, timed_out, report, o, out);
@@ -1114,7 +1137,12 @@ int gk_launch_planned(const grant_policy *p, const gk_launch_opts *given, gk_pla
         } else if (bwrap_descriptors(&e, out) && helper_descriptors(&e, out) &&
                    spawn_descriptors(&e, o, out)) {
             gk_placeholders_make(ph, &e.plan);
-            spawn_and_wait(&e, o, out);
+            if (gk_placeholders_still_held(ph))
+                spawn_and_wait(&e, o, out);
+            else
+                fail(out, GK_RUN_FAILED,
+                     gk_strdup("placeholders: the runtime directory's lock was moved off its "
+                               "name during the plan (grantrun(1)); nothing ran"));
         }
     }
     net_teardown(&e, out);

@@ -21,6 +21,7 @@
 #include "runtime/placeholders.h"
 
 #include <sys/wait.h>
+#include <time.h>
 
 /* grantrun's exit statuses (cli.md). */
 enum {
@@ -53,6 +54,9 @@ typedef struct gk_launch_opts {
     const char *cwd;          /* the command's working directory; NULL: the plan's */
     long term_grace_ms;       /* at the timeout SIGTERM first, SIGKILL this much
                                * later (0: SIGKILL at once) */
+    struct timespec timeout_since; /* CLOCK_MONOTONIC: timeout_ms counts from
+                               * here (zero: from the spawn; the frame child
+                               * counts from its own start) */
     bool default_signals;     /* every signal default in the command, whatever
                                * this process or its host ignored (otherwise an
                                * ignored SIGHUP passes on, as nohup expects) */
@@ -90,6 +94,14 @@ typedef struct gk_launch_result {
 GK_HIDDEN int gk_launch(const grant_policy *p, const gk_launch_opts *o, grant_diags *notes,
                         gk_buf *described, gk_launch_result *out);
 GK_HIDDEN void gk_launch_result_clear(gk_launch_result *r);
+/* Where a launcher's timeout counts from: o->timeout_since, or now. */
+static inline struct timespec gk_launch_timeout_start(const gk_launch_opts *o)
+{
+    struct timespec t = o->timeout_since;
+    if (!t.tv_sec && !t.tv_nsec)
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    return t;
+}
 /* A wait status as a shell reports it: the exit status, or 128+N for
  * signal N. */
 static inline int gk_status_of_wait(int st)

@@ -1145,8 +1145,7 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
             gk_unixnet_start(sock, r->proxy_path, r->proxy_abstract, &r->sup);
         }
         int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-        struct timespec start, now;
-        clock_gettime(CLOCK_MONOTONIC, &start);
+        struct timespec start = gk_launch_timeout_start(o), now;
         bool timed_out = false, reaped = false;
         int st = 0;
         for (;;) {
@@ -1164,6 +1163,8 @@ static void spawn_and_wait(ll_run *r, const gk_launch_opts *o, gk_launch_result 
                     break;
                 }
                 long left = o->timeout_ms - spent;
+                if (left > (1L << 30)) /* poll takes an int */
+                    left = 1L << 30;
                 if (wait_ms < 0 || left < wait_ms)
                     wait_ms = (int)left;
             }

@@ -109,19 +109,26 @@ static bool still_named(int fd)
     return same;
 }
 
-int gk_placeholders_lock(gk_placeholders *ph)
+/* How often a lock found no longer named is taken again before the run
+ * is refused (something keeps moving the record). */
+#define RENAMED_TRIES 5
+
+static int lock_once(gk_placeholders *ph)
 {
     ph->lock_fd = -1;
     ph->dir = NULL;
     int dfd = gk_runtime_dir(&ph->dir);
     if (dfd < 0)
         return dfd;
-    int fd = openat(dfd, RECORD, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int err = fd < 0 ? -errno : 0;
+    int fd = openat(dfd, RECORD, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                    0600);
+    /* The directory is ours but its record is not a file of ours (a link,
+     * a FIFO, another owner's): planted, not a missing runtime directory. */
+    int err = fd >= 0 ? 0 : errno == ELOOP ? -ESTALE : -errno;
     close(dfd);
     struct stat st;
     if (!err && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()))
-        err = -EPERM;
+        err = -ESTALE;
     /* Waits only for a run removing placeholders (exclusive, brief). */
     for (int waited = 0; !err && flock(fd, LOCK_SH | LOCK_NB) < 0; waited += 5) {
         if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= LOCK_WAIT_MS) {
@@ -130,8 +137,8 @@ int gk_placeholders_lock(gk_placeholders *ph)
         }
         nanosleep(&(struct timespec){0, 5000000}, NULL);
     }
-    /* Locked, but perhaps a file no longer named (still_named): then this
-     * run makes and removes nothing. */
+    /* Locked, but perhaps a file no longer named (still_named): taken
+     * again, and in the end refused (gk_placeholders_lock). */
     if (!err && !still_named(fd))
         err = -ESTALE;
     if (err) {
@@ -143,6 +150,19 @@ int gk_placeholders_lock(gk_placeholders *ph)
     }
     ph->lock_fd = fd;
     return 0;
+}
+
+int gk_placeholders_lock(gk_placeholders *ph)
+{
+    int rc = lock_once(ph);
+    for (int i = 1; rc == -ESTALE && i < RENAMED_TRIES; i++)
+        rc = lock_once(ph);
+    return rc;
+}
+
+bool gk_placeholders_still_held(const gk_placeholders *ph)
+{
+    return ph->lock_fd < 0 || still_named(ph->lock_fd);
 }
 
 void gk_placeholders_mask(const gk_placeholders *ph, const gk_bwrap_plan *plan, gk_strvec *slot)

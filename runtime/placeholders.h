@@ -37,11 +37,16 @@ typedef struct gk_placeholders {
 GK_HIDDEN int gk_runtime_dir(char **path);
 /* 1. The shared lock (waits while a run removes placeholders, at most
  * 30 s). Returns 0, or -errno with lock_fd -1: -ETIMEDOUT when a run held
- * it exclusive all that time (a launcher refuses to run: another envelope
- * would not see this one); otherwise there is no usable lock, and this
- * run creates and removes nothing (bwrap makes what it needs, and it
- * stays). */
+ * it exclusive all that time, -ESTALE when the runtime directory's record
+ * is not a file of ours or keeps being moved off its name (a launcher
+ * refuses to run on either: another envelope would not see this one);
+ * otherwise there is no usable runtime directory, and this run creates
+ * and removes nothing (bwrap makes what it needs, and it stays). */
 GK_HIDDEN int gk_placeholders_lock(gk_placeholders *ph);
+/* Is the held lock still the record the runtime directory names (true
+ * without a lock)? Asked again once the placeholders are made: a record
+ * moved aside since would let another side's cleanup remove them. */
+GK_HIDDEN bool gk_placeholders_still_held(const gk_placeholders *ph);
 /* The runtime directory, masked in the envelope where a mount of the plan
  * shows it (the command must not unlink the lock): bwrap options for the
  * launcher's slot. */

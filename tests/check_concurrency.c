@@ -352,6 +352,36 @@ START_TEST(a_lock_moved_aside_splits_no_runs)
 }
 END_TEST
 
+/* A record that is not a file of the user's (a link planted where the
+ * lock lives, a FIFO): the run is refused, never run unlocked beside runs
+ * whose cleanup would remove what its masks stand on. The control: the
+ * same run once the record is a file again. */
+START_TEST(a_planted_lock_refuses_the_run)
+{
+    bool as_user = _i;
+    become(as_user);
+    const char *rt = getenv("GRANTKIT_RUNTIME_DIR");
+    gk_autofree char *lock = gk_printf("%s/placeholders", rt);
+    gk_autofree char *target = gk_printf("%s/elsewhere", base);
+    gk_test_write(target, "", 0644);
+    ck_assert_int_eq(symlink(target, lock), 0);
+    gk_autofree char *out = gk_printf("%s/planted.out", base);
+    ck_assert_int_eq(finish(start(as_user, pol, out, ARGS("sh", "-c", "echo RAN"))), 125);
+    gk_autofree char *said = gk_test_read(out, NULL);
+    ck_assert_msg(!strstr(said, "RAN"), "it ran beside a planted lock");
+    ck_assert_int_eq(unlink(lock), 0);
+    ck_assert_int_eq(mkfifo(lock, 0600), 0);
+    if (as_user && geteuid() == 0)
+        ck_assert_int_eq(chown(lock, user_uid, user_gid), 0);
+    ck_assert_int_eq(finish(start(as_user, pol, NULL, ARGS("true"))), 125);
+    ck_assert_int_eq(unlink(lock), 0);
+    ck_assert_int_eq(finish(start(as_user, pol, out, ARGS("sh", "-c", "echo RAN"))), 0);
+    gk_autofree char *again = gk_test_read(out, NULL);
+    ck_assert_str_eq(again, "RAN\n");
+    nothing_left("after the control");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("concurrency");
@@ -365,6 +395,7 @@ int main(void)
     tcase_add_loop_test(tc, what_the_user_made_at_a_placeholder_stays, 0, 2);
     tcase_add_loop_test(tc, cleanup_does_not_follow_a_swapped_ancestor, 0, 2);
     tcase_add_loop_test(tc, a_lock_moved_aside_splits_no_runs, 0, 2);
+    tcase_add_loop_test(tc, a_planted_lock_refuses_the_run, 0, 2);
     suite_add_tcase(s, tc);
     return gk_test_main(s);
 }
