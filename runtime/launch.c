@@ -226,9 +226,26 @@ static void note_signal(int sig)
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 /* Send sig to every process in init's pid namespace but init itself (bwrap's
- * reaper, which ignores it): the command gets it as from a terminal.
- * Returns how many were signalled. */
-static int signal_envelope(pid_t init, int sig)
+ * reaper, which ignores it) and those in done (then recorded there): the
+ * command gets it as from a terminal. Returns how many were signalled. */
+/* Processes a timeout's SIGTERM has reached, so that one forked while
+ * the namespace was scanned (sh starting its next command) gets it at the
+ * next scan, and none gets it twice (a second SIGTERM is "force quit" to
+ * many programs). */
+typedef struct pidset {
+    pid_t *v;
+    size_t n, cap;
+} pidset;
+
+static bool pidset_has(const pidset *s, pid_t p)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i] == p)
+            return true;
+    return false;
+}
+
+static int signal_envelope(pid_t init, int sig, pidset *done)
 {
     char path[64];
     struct stat ns;
@@ -247,13 +264,16 @@ static int signal_envelope(pid_t init, int sig)
     while ((e = readdir(proc))) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0 || pid == init)
+        if (*end || pid <= 0 || pid == init || (done && pidset_has(done, (pid_t)pid)))
             continue;
         struct stat st;
         snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
         if (stat(path, &st) == 0 && st.st_ino == ns.st_ino && st.st_dev == ns.st_dev &&
-            kill((pid_t)pid, sig) == 0)
+            kill((pid_t)pid, sig) == 0) {
             n++;
+            if (done)
+                GK_VEC_PUSH(done->v, done->n, done->cap, (pid_t)pid);
+        }
     }
     closedir(proc);
     return n;
@@ -359,7 +379,7 @@ static pid_t child_pid_of(const char *info)
 static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_ms,
                       struct timespec start, bool *timed_out)
 {
-    bool termed = false;
+    pidset termed = {0};
     long kill_at_ms = timeout_ms > LONG_MAX - term_grace_ms ? LONG_MAX : timeout_ms + term_grace_ms;
     *timed_out = false;
     /* Without pidfds (before Linux 5.3, older than Landlock itself) the
@@ -381,17 +401,15 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_m
         if (timeout_ms > 0) {
             clock_gettime(CLOCK_MONOTONIC, &now);
             long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-            if (spent >= timeout_ms && term_grace_ms > 0 && !termed && spent < kill_at_ms) {
+            if (spent >= timeout_ms && term_grace_ms > 0 && spent < kill_at_ms) {
                 /* SIGTERM into the envelope first; SIGKILL after the grace.
-                 * While bwrap is still setting up (a loaded host), no
-                 * process of the command is there to take it: again every
-                 * 10 ms, so one that starts within the grace gets it too. */
+                 * The namespace is scanned again every 10 ms of the grace,
+                 * and a process not yet signalled gets its SIGTERM then:
+                 * one forked while the last scan ran, or the command itself
+                 * while bwrap was still setting up (a loaded host). */
                 *timed_out = true;
-                if (init && signal_envelope(init, SIGTERM) > 0) {
-                    termed = true;
-                    timeout_ms = kill_at_ms;
-                    continue;
-                }
+                if (init)
+                    signal_envelope(init, SIGTERM, &termed);
                 wait_ms = (int)(kill_at_ms - spent < 10 ? kill_at_ms - spent : 10);
             } else if (spent >= timeout_ms) {
                 *timed_out = true;
@@ -428,7 +446,7 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_m
             while (read(signal_pipe[0], &sig, 1) == 1)
                 /* Into the envelope, as a terminal would; before bwrap has
                  * said where it is, to bwrap (which then ends it all). */
-                if (!init || signal_envelope(init, sig) == 0)
+                if (!init || signal_envelope(init, sig, NULL) == 0)
                     kill(pid, sig);
         }
     }
@@ -437,6 +455,7 @@ static int wait_child(pid_t pid, int info_fd, long timeout_ms, long term_grace_m
     if (info_fd >= 0)
         close(info_fd);
     gk_buf_free(&info);
+    free(termed.v);
     while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     return st;
