@@ -79,7 +79,7 @@ int gk_runtime_dir(char **path)
     }
     int fd = -ENOENT;
     for (size_t i = 0; i < n; i++) {
-        if (fd < 0 && (fd = own_dir(cand[i])) >= 0) {
+        if (fd < 0 && (fd = own_dir(cand[i])) >= 0 && path) {
             /* Canonical, as the plan's host paths are (gk_placeholders_mask). */
             char *real = realpath(cand[i], NULL);
             *path = real ? gk_strdup(real) : gk_strdup(cand[i]);
@@ -98,8 +98,7 @@ int gk_runtime_dir(char **path)
  * whose masks' mountpoints it could remove. */
 static bool still_named(int fd)
 {
-    gk_autofree char *path = NULL;
-    int dfd = gk_runtime_dir(&path);
+    int dfd = gk_runtime_dir(NULL);
     if (dfd < 0)
         return false;
     struct stat named, mine;

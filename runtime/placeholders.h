@@ -31,8 +31,9 @@ typedef struct gk_placeholders {
 } gk_placeholders;
 
 /* The user's grantkit runtime directory (grantrun(1) "Placeholders"),
- * made if missing: an O_PATH descriptor of it and its canonical path in
- * *path (the caller frees it), or -errno when none is ours alone. It also
+ * made if missing: an O_PATH descriptor of it and, unless path is NULL,
+ * its canonical path in *path (the caller frees it), or -errno when none
+ * is ours alone. It also
  * holds auto's remembered probe answer (probe_memo.h). */
 GK_HIDDEN int gk_runtime_dir(char **path);
 /* 1. The shared lock (waits while a run removes placeholders, at most

@@ -27,33 +27,20 @@
 #define MEMO_PLAIN "probe-yes"
 #define MEMO_NETNS "probe-yes.netns"
 
-/* A small file's bytes (procfs reports no size), or false. */
-static bool read_small(const char *path, gk_buf *out)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return false;
-    char chunk[1024];
-    ssize_t n;
-    while ((n = read(fd, chunk, sizeof(chunk))) > 0 && out->len < MEMO_MAX)
-        gk_buf_add(out, chunk, (size_t)n);
-    close(fd);
-    return n == 0;
-}
-
 /* "name=value" for a file that may be missing on this kernel ("-"). */
 static void add_file(gk_buf *key, const char *name, const char *path)
 {
-    gk_buf v = {0};
+    gk_autofree char *v = NULL;
+    size_t len = 0;
     gk_buf_puts(key, name);
     gk_buf_putc(key, '=');
-    if (read_small(path, &v)) {
-        while (v.len && v.data[v.len - 1] == '\n')
-            v.len--;
+    if (gk_read_file_max(path, MEMO_MAX, &v, &len) == 0) {
+        while (len && v[len - 1] == '\n')
+            len--;
         /* One line of text: SELinux's label ends in a NUL, which would cut
          * the key short as a C string. */
-        for (size_t i = 0; i < v.len; i++) {
-            unsigned char c = (unsigned char)v.data[i];
+        for (size_t i = 0; i < len; i++) {
+            unsigned char c = (unsigned char)v[i];
             if (c < 0x20 || c >= 0x7f || c == '\\')
                 gk_buf_printf(key, "\\x%02x", c);
             else
@@ -63,12 +50,13 @@ static void add_file(gk_buf *key, const char *name, const char *path)
         gk_buf_puts(key, "-");
     }
     gk_buf_putc(key, '\n');
-    gk_buf_free(&v);
 }
 
 char *gk_probe_memo_key(void)
 {
-    gk_buf key = {0}, status = {0};
+    gk_buf key = {0};
+    gk_autofree char *status = NULL;
+    size_t status_len = 0;
     gk_buf_printf(&key, "euid=%u egid=%u\n", (unsigned)geteuid(), (unsigned)getegid());
     add_file(&key, "boot", "/proc/sys/kernel/random/boot_id");
     /* The caller's own namespaces: another container, or a nested
@@ -102,11 +90,11 @@ char *gk_probe_memo_key(void)
     add_file(&key, "apparmor", "/proc/self/attr/apparmor/current");
     /* What the caller may do: capabilities, no_new_privs, seccomp (mode
      * and the number of filters stacked on it). */
-    if (!read_small("/proc/self/status", &status))
+    if (gk_read_file_max("/proc/self/status", MEMO_MAX, &status, &status_len) != 0)
         goto unknown;
     static const char *const fields[] = {"CapEff:", "CapBnd:", "NoNewPrivs:", "Seccomp:",
                                          "Seccomp_filters:"};
-    for (const char *line = status.data; line && *line;) {
+    for (const char *line = status; line && *line;) {
         const char *end = strchr(line, '\n');
         size_t n = end ? (size_t)(end - line) : strlen(line);
         for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
@@ -116,10 +104,8 @@ char *gk_probe_memo_key(void)
             }
         line = end ? end + 1 : NULL;
     }
-    gk_buf_free(&status);
     return gk_buf_steal(&key, NULL);
 unknown:
-    gk_buf_free(&status);
     gk_buf_free(&key);
     return NULL;
 }
@@ -151,8 +137,7 @@ static long memo_age_in(int dir, const char *name, const char *key)
 
 long gk_probe_memo_age(const char *key, bool netns)
 {
-    gk_autofree char *path = NULL;
-    int dir = gk_runtime_dir(&path);
+    int dir = gk_runtime_dir(NULL);
     if (dir < 0)
         return -1;
     long age = memo_age_in(dir, MEMO_NETNS, key);
@@ -164,8 +149,7 @@ long gk_probe_memo_age(const char *key, bool netns)
 
 void gk_probe_memo_store(const char *key, bool netns)
 {
-    gk_autofree char *path = NULL;
-    int dir = gk_runtime_dir(&path);
+    int dir = gk_runtime_dir(NULL);
     if (dir < 0)
         return;
     /* By hand, relative to the directory, never through a name that may
@@ -187,8 +171,7 @@ void gk_probe_memo_store(const char *key, bool netns)
 
 void gk_probe_memo_forget(void)
 {
-    gk_autofree char *path = NULL;
-    int dir = gk_runtime_dir(&path);
+    int dir = gk_runtime_dir(NULL);
     if (dir < 0)
         return;
     unlinkat(dir, MEMO_NETNS, 0);
