@@ -100,11 +100,7 @@ static pid_t start(bool as_user, const char *policy, const char *out, const char
 {
     gk_strvec v = {0};
     if (as_user && geteuid() == 0) {
-        gk_strvec_push(&v, "/usr/bin/setpriv");
-        gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
-        gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
-        gk_strvec_push(&v, "--clear-groups");
-        gk_strvec_push(&v, "--");
+        gk_test_setpriv(&v, user_uid, user_gid);
     }
     gk_strvec_push_take(&v, gk_printf("%s/grantrun", gk_test_builddir()));
     gk_strvec_push(&v, "-p");

@@ -118,11 +118,7 @@ static run grantrun_as(bool as_user, const char *const *args)
     gk_strvec v = {0};
     if (as_user && geteuid() == 0) {
         ck_assert_msg(have_user, "no unprivileged user could be made (useradd " USER ")");
-        gk_strvec_push(&v, "/usr/bin/setpriv");
-        gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
-        gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
-        gk_strvec_push(&v, "--clear-groups");
-        gk_strvec_push(&v, "--");
+        gk_test_setpriv(&v, user_uid, user_gid);
     }
     gk_strvec_push_take(&v, gk_printf("%s/grantrun", gk_test_builddir()));
     for (size_t i = 0; args[i]; i++)

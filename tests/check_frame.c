@@ -628,11 +628,7 @@ static void as_user_prefix(gk_strvec *v, bool as_user)
 {
     if (as_user && geteuid() == 0) {
         ck_assert_msg(have_user, "no unprivileged user could be made (useradd " GK_TEST_USER ")");
-        gk_strvec_push(v, "/usr/bin/setpriv");
-        gk_strvec_push_take(v, gk_printf("--reuid=%u", (unsigned)user_uid));
-        gk_strvec_push_take(v, gk_printf("--regid=%u", (unsigned)user_gid));
-        gk_strvec_push(v, "--clear-groups");
-        gk_strvec_push(v, "--");
+        gk_test_setpriv(v, user_uid, user_gid);
     }
 }
 

@@ -233,11 +233,7 @@ static void command_on(host_kind kind, bool as_user, const char *program,
     gk_strvec v = {0};
     if (as_user && geteuid() == 0) {
         ck_assert_msg(have_user, "no unprivileged user could be made (useradd " GK_TEST_USER ")");
-        gk_strvec_push(&v, "/usr/bin/setpriv");
-        gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
-        gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
-        gk_strvec_push(&v, "--clear-groups");
-        gk_strvec_push(&v, "--");
+        gk_test_setpriv(&v, user_uid, user_gid);
     }
     if (kind == NO_USERNS) {
         static const char *const nest[] = {"/usr/bin/bwrap", "--unshare-user", "--disable-userns",

@@ -197,11 +197,7 @@ START_TEST(tool_version_under_policy)
         gk_autofree char *cmd = gk_printf("chown -R %u:%u '%s' '%s' '%s'", (unsigned)user_uid,
                                           (unsigned)user_gid, project, rt, user_home);
         ck_assert_int_eq(system(cmd), 0);
-        gk_strvec_push(&v, "/usr/bin/setpriv");
-        gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
-        gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
-        gk_strvec_push(&v, "--clear-groups");
-        gk_strvec_push(&v, "--");
+        gk_test_setpriv(&v, user_uid, user_gid);
     }
     gk_strvec_push_take(&v, gk_printf("%s/grantrun", gk_test_builddir()));
     gk_strvec_push(&v, "-p");
@@ -259,11 +255,7 @@ START_TEST(agent_git_status_is_quiet)
     for (size_t k = 0; k < 2; k++) {
         gk_strvec v = {0};
         if (as_user) {
-            gk_strvec_push(&v, "/usr/bin/setpriv");
-            gk_strvec_push_take(&v, gk_printf("--reuid=%u", (unsigned)user_uid));
-            gk_strvec_push_take(&v, gk_printf("--regid=%u", (unsigned)user_gid));
-            gk_strvec_push(&v, "--clear-groups");
-            gk_strvec_push(&v, "--");
+            gk_test_setpriv(&v, user_uid, user_gid);
         }
         gk_strvec_push_take(&v, gk_printf("%s/grantrun", gk_test_builddir()));
         gk_strvec_push(&v, "-p");

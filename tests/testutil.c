@@ -276,3 +276,12 @@ void gk_test_copy(const char *from, const char *to, unsigned mode)
     close(fd);
     free(data);
 }
+
+void gk_test_setpriv(gk_strvec *v, uid_t uid, gid_t gid)
+{
+    gk_strvec_push(v, "/usr/bin/setpriv");
+    gk_strvec_push_take(v, gk_printf("--reuid=%u", (unsigned)uid));
+    gk_strvec_push_take(v, gk_printf("--regid=%u", (unsigned)gid));
+    gk_strvec_push(v, "--clear-groups");
+    gk_strvec_push(v, "--");
+}

@@ -54,6 +54,9 @@ void gk_test_golden_text(const char *path, const char *got);
  * useradd when missing). false when none can be had. */
 #define GK_TEST_USER "gk-escape"
 bool gk_test_user(uid_t *uid, gid_t *gid);
+/* Push the argv prefix that runs what follows as uid and gid, with no
+ * supplementary groups (setpriv executes the rest in place). */
+void gk_test_setpriv(gk_strvec *v, uid_t uid, gid_t gid);
 /* Run a suite with CK_NORMAL output; returns the process exit status. */
 int gk_test_main(Suite *s);
 
